@@ -1,0 +1,138 @@
+/*
+ * lnlinear: LayerNorm followed by Linear, forward and backward, on CPU and CUDA.
+ *
+ *   y = LayerNorm(x; ln_weight, ln_bias, eps) @ linear_weight^T + linear_bias
+ *
+ * This header is the manual. Conventions shared by every function:
+ *  - Buffers are row-major and contiguous: x [M,K], y [M,N], ln_out [M,K],
+ *    linear_weight [N,K] (PyTorch's nn.Linear layout), ln_weight/ln_bias [K],
+ *    linear_bias [N], mean/rstd [M].
+ *  - mean/rstd are in the accumulation type: double for LNL_DTYPE_F64 problems,
+ *    float for F32, BF16 and F16 (as torch.nn.functional.layer_norm returns them).
+ *  - On LNL_DEVICE_CUDA every pointer (data and workspace) is a device pointer and
+ *    all work is queued on p->stream; the call returns without synchronizing.
+ *  - Functions return a status and never print or exit. A failure detected before
+ *    work starts leaves every output byte untouched; lnl_last_error() says why.
+ *  - The same inputs with the same thread count give bitwise-identical results.
+ */
+#ifndef LNLINEAR_H
+#define LNLINEAR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LNL_VERSION_MAJOR 0
+#define LNL_VERSION_MINOR 1
+#define LNL_VERSION_PATCH 0
+
+#if defined(__GNUC__)
+#define LNL_API __attribute__((visibility("default")))
+#else
+#define LNL_API
+#endif
+
+/* Result of every call. SUCCESS is 0; lnl_status_string() names each value. */
+typedef enum {
+    LNL_STATUS_SUCCESS = 0,
+    LNL_STATUS_INVALID_ARGUMENT = 1,      /* a bad pointer, size, enum, eps or overlap */
+    LNL_STATUS_UNSUPPORTED = 2,           /* valid, but this build or device cannot serve it */
+    LNL_STATUS_OUT_OF_MEMORY = 3,         /* the library could not allocate its workspace */
+    LNL_STATUS_WORKSPACE_TOO_SMALL = 4,   /* caller's workspace below the queried size */
+    LNL_STATUS_DEVICE_ERROR = 5           /* a CUDA / cuBLASLt call failed */
+} lnl_status;
+
+/* Storage type of x, y, all parameters, ln_out and all gradients. Arithmetic
+ * accumulates in float64 for F64 and in float32 otherwise. */
+typedef enum { LNL_DTYPE_F32 = 0, LNL_DTYPE_F64 = 1, LNL_DTYPE_BF16 = 2, LNL_DTYPE_F16 = 3 } lnl_dtype;
+
+/* Where the buffers live and the work runs. */
+typedef enum { LNL_DEVICE_CPU = 0, LNL_DEVICE_CUDA = 1 } lnl_device;
+
+/* How the pair is computed.
+ *  FUSED:     the normalized activation is formed tile by tile inside the GEMM
+ *             (while packing its operand panels) and never written whole.
+ *  UNFUSED:   LayerNorm writes its whole M x K output, then a separate GEMM reads it.
+ *  REFERENCE: plain loops accumulating in float64 (CPU, F32/F64): the test oracle.
+ *  AUTO:      the faster of FUSED and UNFUSED for the problem. */
+typedef enum {
+    LNL_STRATEGY_AUTO = 0,
+    LNL_STRATEGY_FUSED = 1,
+    LNL_STRATEGY_UNFUSED = 2,
+    LNL_STRATEGY_REFERENCE = 3
+} lnl_strategy;
+
+/* One problem: sizes, numerics and where/how to run. Zero-initialize, then fill. */
+typedef struct lnl_problem {
+    int64_t rows;         /* M >= 0: all leading dimensions of x flattened; 0 = empty batch, a no-op */
+    int64_t in_features;  /* K >= 1: the normalized dimension */
+    int64_t out_features; /* N >= 1 */
+    double eps;           /* > 0 and finite, added to the biased variance inside the sqrt */
+    lnl_dtype dtype;      /* of x, y, all parameters, ln_out and all gradients */
+    lnl_device device;
+    lnl_strategy strategy;
+    int threads;  /* CPU threads, >= 0; 0 = library default (LNL_NUM_THREADS or the online CPUs) */
+    void *stream; /* CUDA: a cudaStream_t; NULL = the default stream */
+} lnl_problem;
+
+/* Forward. Writes y [M,N]; mean and rstd [M] and ln_out [M,K] only where non-NULL
+ * (pass mean+rstd to let the backward skip the statistics pass; ln_out to let it
+ * skip recomputing the normalized activation). ln_weight, ln_bias, linear_bias may
+ * be NULL, meaning ones, zeros, zeros. workspace NULL: the library allocates what
+ * it needs; otherwise it must hold lnl_forward_workspace_size(p) bytes. */
+LNL_API lnl_status lnl_forward(const lnl_problem *p, const void *x, const void *ln_weight,
+                               const void *ln_bias, const void *linear_weight,
+                               const void *linear_bias, void *y, void *mean, void *rstd,
+                               void *ln_out, void *workspace, size_t workspace_bytes);
+
+/* Backward of lnl_forward for all five inputs, given dy [M,N]. Every gradient
+ * pointer may be NULL (not computed); gradients are overwritten, never accumulated.
+ * A gradient of an absent (NULL) parameter is INVALID_ARGUMENT. mean and rstd are
+ * both given (from the forward) or both NULL (recomputed from x). ln_out, if given,
+ * is used instead of rebuilding the normalized activation; x is still required when
+ * dx, dln_weight or mean/rstd recomputation needs it (always pass it). */
+LNL_API lnl_status lnl_backward(const lnl_problem *p, const void *dy, const void *x,
+                                const void *ln_weight, const void *ln_bias,
+                                const void *linear_weight, const void *mean, const void *rstd,
+                                const void *ln_out, void *dx, void *dln_weight, void *dln_bias,
+                                void *dlinear_weight, void *dlinear_bias, void *workspace,
+                                size_t workspace_bytes);
+
+/* Bytes of workspace lnl_forward / lnl_backward need for p (the most any pointer
+ * combination needs). 0 for an invalid problem, or when none is needed. */
+LNL_API size_t lnl_forward_workspace_size(const lnl_problem *p);
+LNL_API size_t lnl_backward_workspace_size(const lnl_problem *p);
+
+/* Validates p alone: INVALID_ARGUMENT for a malformed problem, UNSUPPORTED when
+ * this build or device cannot serve it (e.g. CUDA in a CPU-only build, BF16 on CPU). */
+LNL_API lnl_status lnl_check(const lnl_problem *p);
+
+/* A short English name of status; never NULL, also for unknown values. */
+LNL_API const char *lnl_status_string(lnl_status status);
+
+/* This thread's message for its last failed call, naming the offending argument
+ * (e.g. "lnl_forward: x is NULL"). "" if no call has failed on this thread. */
+LNL_API const char *lnl_last_error(void);
+
+/* The library's version as built (may differ from the LNL_VERSION_* macros of the
+ * header a program was compiled with). Any pointer may be NULL. */
+LNL_API void lnl_version(int *major, int *minor, int *patch);
+
+/* Bytes one forward keeps for its backward: mean+rstd (2 * M * sizeof(acc)) with
+ * recompute, plus the M x K ln_out when keep_ln_out is non-zero. For reports. */
+LNL_API size_t lnl_saved_bytes(const lnl_problem *p, int keep_ln_out);
+
+/* The strategy AUTO resolves to for p (FUSED or UNFUSED); REFERENCE/FUSED/UNFUSED
+ * are returned as they are. Lets benchmarks and tests report what ran. */
+LNL_API lnl_strategy lnl_resolve_strategy(const lnl_problem *p);
+
+/* Size in bytes of one element of dtype (0 for an unknown value). */
+LNL_API size_t lnl_dtype_size(lnl_dtype dtype);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LNLINEAR_H */
