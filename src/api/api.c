@@ -1,0 +1,181 @@
+/* The public entry points: validate every argument, resolve AUTO and the thread
+ * count, then hand one lnl_fwd_args / lnl_bwd_args to the CPU or CUDA backend.
+ * Nothing is written to a caller's buffer until every check has passed. */
+#define _POSIX_C_SOURCE 200809L /* sysconf */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "validate.h"
+
+int lnl_resolve_threads(const lnl_problem *p) {
+    if (p->threads > 0) return p->threads;
+    const char *env = getenv("LNL_NUM_THREADS");
+    if (env) {
+        long v = strtol(env, NULL, 10);
+        if (v > 0 && v <= 1024) return (int)v;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)(n < 1024 ? n : 1024) : 1;
+}
+
+/* p with AUTO resolved and the thread count fixed: what backends see. */
+static lnl_problem resolved(const lnl_problem *p) {
+    lnl_problem r = *p;
+    r.threads = p->device == LNL_DEVICE_CPU ? lnl_resolve_threads(p) : 1;
+    if (r.strategy == LNL_STRATEGY_AUTO)
+        r.strategy = p->device == LNL_DEVICE_CPU ? lnl_cpu_auto_strategy(&r)
+                                                 : lnl_cuda_auto_strategy(&r);
+    return r;
+}
+
+lnl_status lnl_check(const lnl_problem *p) { return lnl_validate_and_check("lnl_check", p); }
+
+lnl_strategy lnl_resolve_strategy(const lnl_problem *p) {
+    if (lnl_validate_problem("lnl_resolve_strategy", p) != LNL_STATUS_SUCCESS)
+        return LNL_STRATEGY_AUTO;
+    return resolved(p).strategy;
+}
+
+size_t lnl_saved_bytes(const lnl_problem *p, int keep_ln_out) {
+    if (lnl_validate_problem("lnl_saved_bytes", p) != LNL_STATUS_SUCCESS) return 0;
+    size_t stats = 2 * (size_t)p->rows * lnl_acc_size(p->dtype);
+    size_t act = (size_t)p->rows * (size_t)p->in_features * lnl_dtype_size(p->dtype);
+    return stats + (keep_ln_out ? act : 0);
+}
+
+size_t lnl_forward_workspace_size(const lnl_problem *p) {
+    if (lnl_validate_and_check("lnl_forward_workspace_size", p) != LNL_STATUS_SUCCESS) return 0;
+    lnl_problem r = resolved(p);
+    return r.device == LNL_DEVICE_CPU ? lnl_cpu_forward_workspace_size(&r)
+                                      : lnl_cuda_forward_workspace_size(&r);
+}
+
+size_t lnl_backward_workspace_size(const lnl_problem *p) {
+    if (lnl_validate_and_check("lnl_backward_workspace_size", p) != LNL_STATUS_SUCCESS) return 0;
+    lnl_problem r = resolved(p);
+    return r.device == LNL_DEVICE_CPU ? lnl_cpu_backward_workspace_size(&r)
+                                      : lnl_cuda_backward_workspace_size(&r);
+}
+
+static lnl_status require(const char *fn, const void *ptr, const char *name) {
+    if (ptr) return LNL_STATUS_SUCCESS;
+    return lnl_set_error(LNL_STATUS_INVALID_ARGUMENT, "%s: %s is NULL", fn, name);
+}
+
+static lnl_status both_or_neither(const char *fn, const void *mean, const void *rstd) {
+    if ((mean == NULL) == (rstd == NULL)) return LNL_STATUS_SUCCESS;
+    return lnl_set_error(LNL_STATUS_INVALID_ARGUMENT,
+                         "%s: mean and rstd must both be given or both be NULL (%s is NULL)", fn,
+                         mean ? "rstd" : "mean");
+}
+
+static lnl_status check_workspace(const char *fn, const void *ws, size_t have, size_t need) {
+    if (!ws || have >= need) return LNL_STATUS_SUCCESS;
+    return lnl_set_error(LNL_STATUS_WORKSPACE_TOO_SMALL,
+                         "%s: workspace_bytes is %zu, this problem needs %zu", fn, have, need);
+}
+
+/* Extents of the five kinds of buffer, in bytes. */
+typedef struct extents {
+    size_t mk, mn, nk, k, n, m_acc, elem, acc;
+} extents;
+
+static extents extents_of(const lnl_problem *p) {
+    extents e;
+    e.elem = lnl_dtype_size(p->dtype);
+    e.acc = lnl_acc_size(p->dtype);
+    size_t M = (size_t)p->rows, K = (size_t)p->in_features, N = (size_t)p->out_features;
+    e.mk = M * K * e.elem;
+    e.mn = M * N * e.elem;
+    e.nk = N * K * e.elem;
+    e.k = K * e.elem;
+    e.n = N * e.elem;
+    e.m_acc = M * e.acc;
+    return e;
+}
+
+lnl_status lnl_forward(const lnl_problem *p, const void *x, const void *ln_weight,
+                       const void *ln_bias, const void *linear_weight, const void *linear_bias,
+                       void *y, void *mean, void *rstd, void *ln_out, void *workspace,
+                       size_t workspace_bytes) {
+    static const char fn[] = "lnl_forward";
+    lnl_status s = lnl_validate_and_check(fn, p);
+    if (s) return s;
+    if ((s = both_or_neither(fn, mean, rstd))) return s;
+    if ((s = require(fn, linear_weight, "linear_weight"))) return s;
+    if (p->rows > 0) {
+        if ((s = require(fn, x, "x")) || (s = require(fn, y, "y"))) return s;
+    }
+    lnl_fwd_args a = {resolved(p), x, ln_weight, ln_bias, linear_weight, linear_bias,
+                      y, mean, rstd, ln_out, workspace, workspace_bytes};
+    size_t need = a.p.device == LNL_DEVICE_CPU ? lnl_cpu_forward_workspace_size(&a.p)
+                                               : lnl_cuda_forward_workspace_size(&a.p);
+    if ((s = check_workspace(fn, workspace, workspace_bytes, need))) return s;
+    extents e = extents_of(p);
+    const lnl_buffer b[] = {
+        {"x", x, e.mk, e.elem, 0},
+        {"ln_weight", ln_weight, e.k, e.elem, 0},
+        {"ln_bias", ln_bias, e.k, e.elem, 0},
+        {"linear_weight", linear_weight, e.nk, e.elem, 0},
+        {"linear_bias", linear_bias, e.n, e.elem, 0},
+        {"y", y, e.mn, e.elem, 1},
+        {"mean", mean, e.m_acc, e.acc, 1},
+        {"rstd", rstd, e.m_acc, e.acc, 1},
+        {"ln_out", ln_out, e.mk, e.elem, 1},
+        {"workspace", workspace, workspace ? need : 0, 1, 1},
+    };
+    if ((s = lnl_validate_buffers(fn, b, (int)(sizeof b / sizeof b[0])))) return s;
+    if (p->rows == 0) return LNL_STATUS_SUCCESS; /* empty batch: nothing to write */
+    return a.p.device == LNL_DEVICE_CPU ? lnl_cpu_forward(&a) : lnl_cuda_forward(&a);
+}
+
+lnl_status lnl_backward(const lnl_problem *p, const void *dy, const void *x, const void *ln_weight,
+                        const void *ln_bias, const void *linear_weight, const void *mean,
+                        const void *rstd, const void *ln_out, void *dx, void *dln_weight,
+                        void *dln_bias, void *dlinear_weight, void *dlinear_bias, void *workspace,
+                        size_t workspace_bytes) {
+    static const char fn[] = "lnl_backward";
+    lnl_status s = lnl_validate_and_check(fn, p);
+    if (s) return s;
+    if ((s = both_or_neither(fn, mean, rstd))) return s;
+    if ((s = require(fn, linear_weight, "linear_weight"))) return s;
+    if (p->rows > 0) {
+        if ((s = require(fn, dy, "dy")) || (s = require(fn, x, "x"))) return s;
+    }
+    if (dln_weight && !ln_weight)
+        return lnl_set_error(LNL_STATUS_INVALID_ARGUMENT,
+                             "%s: dln_weight requested but ln_weight is NULL (absent parameter)", fn);
+    if (dln_bias && !ln_bias)
+        return lnl_set_error(LNL_STATUS_INVALID_ARGUMENT,
+                             "%s: dln_bias requested but ln_bias is NULL (absent parameter)", fn);
+    /* dlinear_bias needs no check: the backward does not take linear_bias, and
+     * the bias gradient (the column sums of dy) does not depend on it. */
+    lnl_bwd_args a = {resolved(p), dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out,
+                      dx, dln_weight, dln_bias, dlinear_weight, dlinear_bias, workspace,
+                      workspace_bytes};
+    size_t need = a.p.device == LNL_DEVICE_CPU ? lnl_cpu_backward_workspace_size(&a.p)
+                                               : lnl_cuda_backward_workspace_size(&a.p);
+    if ((s = check_workspace(fn, workspace, workspace_bytes, need))) return s;
+    extents e = extents_of(p);
+    const lnl_buffer b[] = {
+        {"dy", dy, e.mn, e.elem, 0},
+        {"x", x, e.mk, e.elem, 0},
+        {"ln_weight", ln_weight, e.k, e.elem, 0},
+        {"ln_bias", ln_bias, e.k, e.elem, 0},
+        {"linear_weight", linear_weight, e.nk, e.elem, 0},
+        {"mean", mean, e.m_acc, e.acc, 0},
+        {"rstd", rstd, e.m_acc, e.acc, 0},
+        {"ln_out", ln_out, e.mk, e.elem, 0},
+        {"dx", dx, e.mk, e.elem, 1},
+        {"dln_weight", dln_weight, e.k, e.elem, 1},
+        {"dln_bias", dln_bias, e.k, e.elem, 1},
+        {"dlinear_weight", dlinear_weight, e.nk, e.elem, 1},
+        {"dlinear_bias", dlinear_bias, e.n, e.elem, 1},
+        {"workspace", workspace, workspace ? need : 0, 1, 1},
+    };
+    if ((s = lnl_validate_buffers(fn, b, (int)(sizeof b / sizeof b[0])))) return s;
+    if (!dx && !dln_weight && !dln_bias && !dlinear_weight && !dlinear_bias)
+        return LNL_STATUS_SUCCESS; /* nothing requested */
+    return a.p.device == LNL_DEVICE_CPU ? lnl_cpu_backward(&a) : lnl_cuda_backward(&a);
+}
