@@ -1,0 +1,41 @@
+/* Shared pieces of lnl-bench: timing, buffers on either device, dtype conversion,
+ * and the GEMM baselines each backend is measured against. */
+#ifndef LNL_BENCH_H
+#define LNL_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lnlinear.h"
+
+/* Aborts with file:line when a library call fails: the bench is a program, not the library. */
+#define BENCH_CHECK(call)                                                                  \
+    do {                                                                                   \
+        lnl_status s_ = (call);                                                            \
+        if (s_ != LNL_STATUS_SUCCESS) bench_die(__FILE__, __LINE__, #call, s_);            \
+    } while (0)
+void bench_die(const char *file, int line, const char *what, lnl_status s);
+
+/* dtype <-> double for host buffers (bf16/f16 round to nearest even). */
+void bench_from_double(lnl_dtype dt, const double *src, void *dst, size_t n);
+void bench_to_double(lnl_dtype dt, const void *src, double *dst, size_t n);
+
+/* Device memory: plain malloc on the CPU, cudaMalloc on CUDA (bench_cuda.c). */
+void *bench_alloc(lnl_device dev, size_t bytes);
+void bench_free(lnl_device dev, void *ptr);
+void bench_upload(lnl_device dev, void *dst, const void *src, size_t bytes);
+void bench_download(lnl_device dev, void *dst, const void *src, size_t bytes);
+
+/* Median milliseconds of fn(ctx) over repetitions after warm-up (CUDA events on CUDA). */
+typedef void (*bench_fn)(void *ctx);
+double bench_median_ms(lnl_device dev, bench_fn fn, void *ctx, double budget_ms);
+
+/* The GEMM baseline of each backend, C[M,N] = A[M,K] B^T, in the problem's dtype;
+ * negative when none was built in (no OpenBLAS / no CUDA). */
+double bench_cpu_gemm_ms(lnl_dtype dt, int64_t M, int64_t N, int64_t K, int threads);
+const char *bench_cpu_gemm_name(void);
+int bench_cuda_available(void);
+double bench_cuda_gemm_ms(lnl_dtype dt, int64_t M, int64_t N, int64_t K);
+double bench_cuda_time_ms(bench_fn fn, void *ctx, int reps);
+
+#endif

@@ -1,0 +1,447 @@
+/*
+ * lnl-bench: times every strategy of lnlinear against the GEMM alone in the same
+ * process, and checks each against the float64 REFERENCE strategy.
+ *
+ *   lnl-bench [--shape M,K,N]... [--dtype f32|f64|bf16|f16]... [--device cpu|cuda]...
+ *             [--strategy auto|fused|unfused|reference]... [--threads T] [--json FILE]
+ *
+ * With no arguments: the embedded default problems on the CPU in f32, and on CUDA
+ * (bf16 and f32, the GPU problem list) when built with CUDA and a GPU is present.
+ * Timings are medians; the accuracy check runs on the first rows of each problem
+ * (enough rows for every tensor to be checked, few enough that the float64
+ * reference stays fast): see check_rows().
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+typedef struct shape { int64_t M, K, N; } shape;
+
+static const shape cpu_defaults[] = {
+    {16, 8, 16}, {2048, 768, 768}, {2048, 768, 3072}, {1024, 4096, 4096}, {4096, 4096, 256}};
+static const shape cuda_defaults[] = {{16, 8, 16},        {4096, 768, 768},   {8192, 768, 3072},
+                                      {8192, 1024, 1024}, {8192, 4096, 4096}, {8192, 4096, 12288},
+                                      {16384, 8192, 1024}, {32768, 4096, 256}};
+
+#define MAX_LIST 32
+typedef struct options {
+    shape shapes[MAX_LIST];
+    int nshapes;
+    lnl_dtype dtypes[4];
+    int ndtypes;
+    lnl_device devices[2];
+    int ndevices;
+    lnl_strategy strategies[4];
+    int nstrategies;
+    int threads;
+    const char *json;
+} options;
+
+static const char *dtype_name(lnl_dtype d) {
+    static const char *n[] = {"f32", "f64", "bf16", "f16"};
+    return (unsigned)d < 4 ? n[d] : "?";
+}
+static const char *strategy_name(lnl_strategy s) {
+    static const char *n[] = {"auto", "fused", "unfused", "reference"};
+    return (unsigned)s < 4 ? n[s] : "?";
+}
+static double bound_of(lnl_dtype d) {
+    return d == LNL_DTYPE_F64 ? 1e-11 : d == LNL_DTYPE_F32 ? 1e-5 : d == LNL_DTYPE_F16 ? 2e-3 : 1e-2;
+}
+
+static int lookup(const char *s, const char *const *names, int n) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, names[i]) == 0) return i;
+    fprintf(stderr, "lnl-bench: unknown value '%s'\n", s);
+    exit(2);
+}
+
+static void parse(int argc, char **argv, options *o) {
+    static const char *const dts[] = {"f32", "f64", "bf16", "f16"};
+    static const char *const devs[] = {"cpu", "cuda"};
+    static const char *const strs[] = {"auto", "fused", "unfused", "reference"};
+    memset(o, 0, sizeof *o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v && strcmp(a, "--help") != 0) {
+            fprintf(stderr, "lnl-bench: %s needs a value\n", a);
+            exit(2);
+        }
+        if (strcmp(a, "--shape") == 0 && o->nshapes < MAX_LIST) {
+            shape *s = &o->shapes[o->nshapes++];
+            if (sscanf(v, "%ld,%ld,%ld", (long *)&s->M, (long *)&s->K, (long *)&s->N) != 3) {
+                fprintf(stderr, "lnl-bench: --shape wants M,K,N\n");
+                exit(2);
+            }
+        } else if (strcmp(a, "--dtype") == 0 && o->ndtypes < 4) {
+            o->dtypes[o->ndtypes++] = (lnl_dtype)lookup(v, dts, 4);
+        } else if (strcmp(a, "--device") == 0 && o->ndevices < 2) {
+            o->devices[o->ndevices++] = (lnl_device)lookup(v, devs, 2);
+        } else if (strcmp(a, "--strategy") == 0 && o->nstrategies < 4) {
+            o->strategies[o->nstrategies++] = (lnl_strategy)lookup(v, strs, 4);
+        } else if (strcmp(a, "--threads") == 0) {
+            o->threads = atoi(v);
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = v;
+        } else {
+            printf("usage: lnl-bench [--shape M,K,N]... [--dtype f32|f64|bf16|f16]...\n"
+                   "                 [--device cpu|cuda]... [--strategy auto|fused|unfused|reference]...\n"
+                   "                 [--threads T] [--json FILE]\n");
+            exit(strcmp(a, "--help") == 0 ? 0 : 2);
+        }
+        i++;
+    }
+}
+
+/* ---- random data: x with non-zero row means, random parameters, never ones/zeros ---- */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static double uniform(void) {
+    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+    return ((double)(rng_state >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+static double randn(void) {
+    return sqrt(-2.0 * log(uniform())) * cos(6.283185307179586 * uniform());
+}
+
+typedef struct host_data {
+    size_t M, K, N;
+    double *x, *g, *b, *w, *bias, *dy; /* dtype-rounded values, as double */
+} host_data;
+
+static double *fill(size_t n, double mean, double scale) {
+    double *v = malloc(sizeof(double) * n);
+    if (!v) {
+        fprintf(stderr, "lnl-bench: out of host memory\n");
+        exit(2);
+    }
+    for (size_t i = 0; i < n; i++) v[i] = mean + scale * randn();
+    return v;
+}
+
+/* Rounds v to dtype in place, so every device and the reference see identical inputs. */
+static void round_to(lnl_dtype dt, double *v, size_t n) {
+    size_t es = lnl_dtype_size(dt);
+    void *tmp = malloc(es * n);
+    bench_from_double(dt, v, tmp, n);
+    bench_to_double(dt, tmp, v, n);
+    free(tmp);
+}
+
+static host_data make_data(lnl_dtype dt, shape s) {
+    host_data h = {(size_t)s.M, (size_t)s.K, (size_t)s.N, 0, 0, 0, 0, 0, 0};
+    h.x = fill(h.M * h.K, 3.0, 2.0);
+    h.g = fill(h.K, 1.0, 0.3);
+    h.b = fill(h.K, 0.0, 0.5);
+    h.w = fill(h.N * h.K, 0.0, 1.0 / sqrt((double)h.K));
+    h.bias = fill(h.N, 0.0, 0.5);
+    h.dy = fill(h.M * h.N, 0.0, 1.0);
+    round_to(dt, h.x, h.M * h.K), round_to(dt, h.g, h.K), round_to(dt, h.b, h.K);
+    round_to(dt, h.w, h.N * h.K), round_to(dt, h.bias, h.N), round_to(dt, h.dy, h.M * h.N);
+    return h;
+}
+static void free_data(host_data *h) {
+    free(h->x), free(h->g), free(h->b), free(h->w), free(h->bias), free(h->dy);
+}
+
+/* ---- buffers of one problem on one device ---- */
+enum { X, G, B, W, BIAS, DY, NIN, Y = NIN, MEAN, RSTD, LNOUT, DX, DG, DB, DW, DBIAS, WSF, WSB, NBUF };
+typedef struct run {
+    lnl_problem p;
+    int keep_ln_out;
+    void *buf[NBUF];
+    size_t bytes[NBUF];
+} run;
+
+static void run_setup(run *r, const lnl_problem *p, const host_data *h, size_t rows) {
+    memset(r, 0, sizeof *r);
+    r->p = *p;
+    r->p.rows = (int64_t)rows;
+    size_t es = lnl_dtype_size(p->dtype), acc = p->dtype == LNL_DTYPE_F64 ? 8 : 4;
+    size_t M = rows, K = h->K, N = h->N;
+    const size_t counts[NBUF] = {M * K, K, K, N * K, N, M * N, M * N, M, M, M * K,
+                                 M * K, K, K, N * K, N, 0, 0};
+    const double *src[NIN] = {h->x, h->g, h->b, h->w, h->bias, h->dy};
+    for (int i = 0; i < NBUF; i++) r->bytes[i] = counts[i] * ((i == MEAN || i == RSTD) ? acc : es);
+    r->bytes[WSF] = lnl_forward_workspace_size(&r->p);
+    r->bytes[WSB] = lnl_backward_workspace_size(&r->p);
+    for (int i = 0; i < NBUF; i++) r->buf[i] = bench_alloc(p->device, r->bytes[i]);
+    for (int i = 0; i < NIN; i++) {
+        void *tmp = malloc(r->bytes[i] ? r->bytes[i] : 1);
+        bench_from_double(p->dtype, src[i], tmp, counts[i]);
+        bench_upload(p->device, r->buf[i], tmp, r->bytes[i]);
+        free(tmp);
+    }
+}
+static void run_free(run *r) {
+    for (int i = 0; i < NBUF; i++) bench_free(r->p.device, r->buf[i]);
+}
+
+static void forward(void *ctx) {
+    run *r = ctx;
+    void **b = r->buf;
+    BENCH_CHECK(lnl_forward(&r->p, b[X], b[G], b[B], b[W], b[BIAS], b[Y], b[MEAN], b[RSTD],
+                            r->keep_ln_out ? b[LNOUT] : NULL, b[WSF], r->bytes[WSF]));
+}
+static void backward(void *ctx) {
+    run *r = ctx;
+    void **b = r->buf;
+    BENCH_CHECK(lnl_backward(&r->p, b[DY], b[X], b[G], b[B], b[W], b[MEAN], b[RSTD],
+                             r->keep_ln_out ? b[LNOUT] : NULL, b[DX], b[DG], b[DB], b[DW], b[DBIAS],
+                             b[WSB], r->bytes[WSB]));
+}
+
+/* The outputs checked against the reference, in the order of this table. */
+static const int checked[] = {Y, DX, DG, DB, DW, DBIAS};
+static const char *const checked_name[] = {"y", "dx", "dln_weight", "dln_bias", "dlinear_weight",
+                                           "dlinear_bias"};
+enum { NCHECK = 6 };
+
+static double *download(const run *r, int i) {
+    size_t n = r->bytes[i] / lnl_dtype_size(r->p.dtype);
+    void *tmp = malloc(r->bytes[i] ? r->bytes[i] : 1);
+    double *d = malloc(sizeof(double) * (n ? n : 1));
+    bench_download(r->p.device, tmp, r->buf[i], r->bytes[i]);
+    bench_to_double(r->p.dtype, tmp, d, n);
+    free(tmp);
+    return d;
+}
+
+static double rel_err(const double *a, const double *ref, size_t n) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = a[i] - ref[i];
+        num += d * d;
+        den += ref[i] * ref[i];
+    }
+    if (isnan(num)) return INFINITY;
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* Rows used for the accuracy check: all of small problems, else enough that the
+ * float64 reference (3 M*N*K multiply-adds in scalar double) stays under a second. */
+static size_t check_rows(shape s) {
+    double per_row = 3.0 * (double)s.K * (double)s.N;
+    size_t rows = (size_t)(4e8 / per_row);
+    rows = rows < 8 ? 8 : rows > 256 ? 256 : rows;
+    return rows < (size_t)s.M ? rows : (size_t)s.M;
+}
+
+/* Runs forward + backward of r's strategy on the check rows; per-tensor errors vs ref. */
+static void check_against(run *r, double *const ref[NCHECK], double err[NCHECK]) {
+    forward(r);
+    backward(r);
+    for (int c = 0; c < NCHECK; c++) {
+        double *got = download(r, checked[c]);
+        err[c] = rel_err(got, ref[c], r->bytes[checked[c]] / lnl_dtype_size(r->p.dtype));
+        free(got);
+    }
+}
+
+typedef struct result {
+    lnl_device dev;
+    lnl_dtype dt;
+    shape s;
+    const char *strategy; /* as asked */
+    const char *resolved;
+    double fwd_ms, bwd_ms, gemm_ms, gemm3_ms, err[NCHECK], max_err, bound;
+    size_t saved_bytes;
+    int ok;
+} result;
+
+static void print_header(void) {
+    printf("%-4s %-4s %21s  %-17s %9s %9s %8s %8s %7s %9s %9s %9s\n", "dev", "type",
+           "M,K,N", "strategy", "fwd ms", "bwd ms", "fwd GF/s", "f+b GF/s", "fwd/GEMM",
+           "f+b/3GEMM", "max err", "kept MB");
+}
+
+static void print_result(const result *r) {
+    char shp[64], strat[40], a[16] = "-", b[16] = "-";
+    snprintf(shp, sizeof shp, "%lld,%lld,%lld", (long long)r->s.M, (long long)r->s.K,
+             (long long)r->s.N);
+    snprintf(strat, sizeof strat, "%s%s%s", r->strategy, strcmp(r->strategy, r->resolved) ? "->" : "",
+             strcmp(r->strategy, r->resolved) ? r->resolved : "");
+    double flops = 2.0 * (double)r->s.M * (double)r->s.N * (double)r->s.K;
+    if (r->gemm_ms > 0) snprintf(a, sizeof a, "%.3f", r->fwd_ms / r->gemm_ms);
+    if (r->gemm3_ms > 0) snprintf(b, sizeof b, "%.3f", (r->fwd_ms + r->bwd_ms) / r->gemm3_ms);
+    printf("%-4s %-4s %21s  %-17s %9.4f %9.4f %8.1f %8.1f %7s %9s %9.2e %9.3f %s\n",
+           r->dev == LNL_DEVICE_CPU ? "cpu" : "cuda", dtype_name(r->dt), shp, strat, r->fwd_ms,
+           r->bwd_ms, flops / r->fwd_ms * 1e-6, 3 * flops / (r->fwd_ms + r->bwd_ms) * 1e-6, a, b,
+           r->max_err, (double)r->saved_bytes / 1e6, r->ok ? "ok" : "FAIL");
+}
+
+static void print_json(FILE *f, const result *r, int first) {
+    fprintf(f, "%s  {\"device\": \"%s\", \"dtype\": \"%s\", \"M\": %lld, \"K\": %lld, \"N\": %lld, "
+               "\"strategy\": \"%s\", \"resolved\": \"%s\", \"fwd_ms\": %.6f, \"bwd_ms\": %.6f, "
+               "\"gemm_ms\": %.6f, \"three_gemm_ms\": %.6f, \"saved_bytes\": %zu, "
+               "\"error_bound\": %g, \"ok\": %s, \"errors\": {",
+            first ? "" : ",\n", r->dev == LNL_DEVICE_CPU ? "cpu" : "cuda", dtype_name(r->dt),
+            (long long)r->s.M, (long long)r->s.K, (long long)r->s.N, r->strategy, r->resolved,
+            r->fwd_ms, r->bwd_ms, r->gemm_ms, r->gemm3_ms, r->saved_bytes, r->bound,
+            r->ok ? "true" : "false");
+    for (int c = 0; c < NCHECK; c++)
+        fprintf(f, "%s\"%s\": %.3e", c ? ", " : "", checked_name[c], r->err[c]);
+    fprintf(f, "}}");
+}
+
+/* The library's default thread count, so the GEMM baseline uses as many cores. */
+static int default_threads(void) {
+    const char *env = getenv("LNL_NUM_THREADS");
+    if (env && atoi(env) > 0) return atoi(env);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv) {
+    options o;
+    parse(argc, argv, &o);
+    const int default_devices = o.ndevices == 0;
+    if (default_devices) {
+        o.devices[o.ndevices++] = LNL_DEVICE_CPU;
+        if (bench_cuda_available()) o.devices[o.ndevices++] = LNL_DEVICE_CUDA;
+    }
+    if (o.nstrategies == 0) {
+        const lnl_strategy all[] = {LNL_STRATEGY_FUSED, LNL_STRATEGY_UNFUSED, LNL_STRATEGY_AUTO,
+                                    LNL_STRATEGY_REFERENCE};
+        memcpy(o.strategies, all, sizeof all);
+        o.nstrategies = 4;
+    }
+    result *res = NULL;
+    int nres = 0, failed = 0;
+    const double t_start = now_s();
+    printf("lnl-bench: GEMM baseline on cpu: %s\n", bench_cpu_gemm_name());
+    print_header();
+    for (int d = 0; d < o.ndevices; d++) {
+        const lnl_device dev = o.devices[d];
+        if (dev == LNL_DEVICE_CUDA && !bench_cuda_available()) {
+            printf("cuda: skipped (no CUDA backend in this build, or no GPU)\n");
+            continue;
+        }
+        lnl_dtype dts[4];
+        int ndt = o.ndtypes;
+        memcpy(dts, o.dtypes, sizeof dts);
+        if (ndt == 0) {
+            dts[ndt++] = dev == LNL_DEVICE_CPU ? LNL_DTYPE_F32 : LNL_DTYPE_BF16;
+            if (dev == LNL_DEVICE_CUDA) dts[ndt++] = LNL_DTYPE_F32;
+        }
+        const shape *shapes = o.shapes;
+        int nshapes = o.nshapes;
+        if (nshapes == 0) {
+            shapes = dev == LNL_DEVICE_CPU ? cpu_defaults : cuda_defaults;
+            nshapes = dev == LNL_DEVICE_CPU ? 5 : 8;
+        }
+        for (int t = 0; t < ndt; t++) {
+            for (int si = 0; si < nshapes; si++) {
+                const shape s = shapes[si];
+                lnl_problem p = {s.M, s.K, s.N, 1e-5, dts[t], dev, LNL_STRATEGY_AUTO, o.threads, NULL};
+                if (lnl_check(&p) != LNL_STATUS_SUCCESS) {
+                    printf("%s %s %lld,%lld,%lld: skipped: %s\n", dev ? "cuda" : "cpu",
+                           dtype_name(dts[t]), (long long)s.M, (long long)s.K, (long long)s.N,
+                           lnl_last_error());
+                    continue;
+                }
+                if (now_s() - t_start > 2.0)
+                    fprintf(stderr, "lnl-bench: %s %s %lld,%lld,%lld ...\n", dev ? "cuda" : "cpu",
+                            dtype_name(dts[t]), (long long)s.M, (long long)s.K, (long long)s.N);
+                host_data h = make_data(dts[t], s);
+                /* The float64 oracle on the check rows, on the CPU. */
+                const size_t crow = check_rows(s);
+                lnl_problem pref = {s.M, s.K, s.N, 1e-5, LNL_DTYPE_F64, LNL_DEVICE_CPU,
+                                    LNL_STRATEGY_REFERENCE, 1, NULL};
+                run ref;
+                run_setup(&ref, &pref, &h, crow);
+                forward(&ref);
+                backward(&ref);
+                double *refv[NCHECK];
+                for (int c = 0; c < NCHECK; c++) refv[c] = download(&ref, checked[c]);
+                run_free(&ref);
+                /* The GEMM alone, and the three GEMMs of a forward + backward. */
+                double g1, g3;
+                const int threads = o.threads > 0 ? o.threads : 0;
+                if (dev == LNL_DEVICE_CPU) {
+                    int th = threads ? threads : default_threads();
+                    g1 = bench_cpu_gemm_ms(dts[t], s.M, s.N, s.K, th);
+                    g3 = g1 < 0 ? -1
+                                : g1 + bench_cpu_gemm_ms(dts[t], s.M, s.K, s.N, th) +
+                                      bench_cpu_gemm_ms(dts[t], s.N, s.K, s.M, th);
+                } else {
+                    g1 = bench_cuda_gemm_ms(dts[t], s.M, s.N, s.K);
+                    g3 = g1 < 0 ? -1
+                                : g1 + bench_cuda_gemm_ms(dts[t], s.M, s.K, s.N) +
+                                      bench_cuda_gemm_ms(dts[t], s.N, s.K, s.M);
+                }
+                for (int k = 0; k < o.nstrategies; k++) {
+                    lnl_problem ps = p;
+                    ps.strategy = o.strategies[k];
+                    if (lnl_check(&ps) != LNL_STATUS_SUCCESS) continue;
+                    const int is_ref = ps.strategy == LNL_STRATEGY_REFERENCE;
+                    /* The reference is the oracle, timed only where it takes seconds at most. */
+                    if (is_ref && (double)s.M * (double)s.N * (double)s.K > 3e8) continue;
+                    result r;
+                    memset(&r, 0, sizeof r);
+                    r.dev = dev, r.dt = dts[t], r.s = s, r.gemm_ms = g1, r.gemm3_ms = g3;
+                    r.strategy = strategy_name(ps.strategy);
+                    const lnl_strategy rs = lnl_resolve_strategy(&ps);
+                    r.resolved = strategy_name(rs);
+                    run x;
+                    /* UNFUSED keeps ln_out for its backward, as PyTorch eager does;
+                     * FUSED and REFERENCE recompute it from x, mean and rstd. */
+                    run_setup(&x, &ps, &h, crow);
+                    x.keep_ln_out = rs == LNL_STRATEGY_UNFUSED;
+                    check_against(&x, refv, r.err);
+                    run_free(&x);
+                    r.bound = bound_of(dts[t]);
+                    r.ok = 1;
+                    for (int c = 0; c < NCHECK; c++) {
+                        if (r.err[c] > r.max_err || isnan(r.err[c])) r.max_err = r.err[c];
+                        if (!(r.err[c] <= r.bound)) r.ok = 0;
+                    }
+                    run_setup(&x, &ps, &h, h.M);
+                    x.keep_ln_out = rs == LNL_STRATEGY_UNFUSED;
+                    r.saved_bytes = lnl_saved_bytes(&ps, x.keep_ln_out);
+                    const double budget = dev == LNL_DEVICE_CPU ? 1500 : 300;
+                    r.fwd_ms = bench_median_ms(dev, forward, &x, budget);
+                    forward(&x); /* the backward times on this forward's saved tensors */
+                    r.bwd_ms = bench_median_ms(dev, backward, &x, budget);
+                    run_free(&x);
+                    failed += !r.ok;
+                    print_result(&r);
+                    fflush(stdout);
+                    res = realloc(res, sizeof(result) * (size_t)(nres + 1));
+                    res[nres++] = r;
+                }
+                for (int c = 0; c < NCHECK; c++) free(refv[c]);
+                if (g1 > 0)
+                    printf("%-4s %-4s %21s  %-17s %9.4f %9s %8.1f   (three GEMMs of fwd+bwd: %.4f ms)\n",
+                           dev ? "cuda" : "cpu", dtype_name(dts[t]), "", dev ? "cuBLAS GEMM" : "OpenBLAS GEMM",
+                           g1, "-", 2.0 * (double)s.M * (double)s.N * (double)s.K / g1 * 1e-6, g3);
+                free_data(&h);
+            }
+        }
+    }
+    if (o.json) {
+        FILE *f = fopen(o.json, "w");
+        if (!f) {
+            fprintf(stderr, "lnl-bench: cannot write %s\n", o.json);
+            return 2;
+        }
+        fprintf(f, "[\n");
+        for (int i = 0; i < nres; i++) print_json(f, &res[i], i == 0);
+        fprintf(f, "\n]\n");
+        fclose(f);
+    }
+    printf("%d results, %d outside their error bound\n", nres, failed);
+    free(res);
+    return failed ? 1 : 0;
+}
