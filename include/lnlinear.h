@@ -14,6 +14,24 @@
  *  - Functions return a status and never print or exit. A failure detected before
  *    work starts leaves every output byte untouched; lnl_last_error() says why.
  *  - The same inputs with the same thread count give bitwise-identical results.
+ *
+ * Validation (every rule answers before any output byte is written):
+ *  - INVALID_ARGUMENT: p NULL; rows < 0; in_features < 1; out_features < 1; eps <= 0,
+ *    NaN or infinite; unknown dtype, device or strategy; threads < 0; element counts
+ *    whose byte sizes overflow int64_t/size_t; a required pointer NULL (forward: x,
+ *    linear_weight, y; backward: dy, x, linear_weight; x, y and dy may be NULL when
+ *    rows == 0); mean without rstd or rstd without mean; dln_weight with ln_weight
+ *    NULL, dln_bias with ln_bias NULL; a pointer not aligned to its element size; an
+ *    output (or the workspace) overlapping any other buffer.
+ *  - UNSUPPORTED: a device, dtype or strategy this build cannot serve (lnl_check tells
+ *    in advance): CUDA in a CPU-only build or without a GPU; BF16/F16 on the CPU;
+ *    F64 or REFERENCE on CUDA.
+ *  - WORKSPACE_TOO_SMALL: a non-NULL workspace below the queried size.
+ *  - OUT_OF_MEMORY: workspace NULL and the library's own allocation failed.
+ *
+ * Non-finite inputs are not errors: NaN or Inf in a row of x gives NaN in that row of
+ * y (and of dx), as torch.nn.functional.layer_norm + linear do; other rows of y are
+ * unaffected, while weight gradients summed over rows become NaN. Nothing hangs.
  */
 #ifndef LNLINEAR_H
 #define LNLINEAR_H
