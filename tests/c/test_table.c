@@ -1,0 +1,517 @@
+/*
+ * Table-driven check of every strategy x dtype x shape against the test's own
+ * float64 reference (testutil.c), per tensor by ||out - ref|| / ||ref||.
+ *
+ *   test_table [--device cpu|cuda] [--quick] [--big]
+ *
+ * Every call runs on NaN-poisoned outputs with guard bytes after each buffer;
+ * outputs that were not requested must stay poisoned, inputs must stay intact.
+ * Each configuration covers threads 1 and 2 (CPU) and workspace NULL or a
+ * caller buffer of exactly the queried size, and repeats the call to check
+ * that results are bitwise reproducible. The CPU ISA is whatever the library
+ * picks; ctest also runs it under LNL_CPU_ISA=scalar and =avx2.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudart_shim.h"
+#include "table_buf.h"
+#include "testutil.h"
+
+int table_run_big_cuda(void); /* table_big.c */
+
+enum { IN_X, IN_LNW, IN_LNB, IN_W, IN_B, IN_DY, N_IN };
+enum { FO_Y, FO_MEAN, FO_RSTD, FO_LNOUT, N_FO };
+enum { G_DX, G_DLNW, G_DLNB, G_DW, G_DB, N_G };
+static const char *in_name[N_IN] = {"x", "ln_weight", "ln_bias", "linear_weight", "linear_bias", "dy"};
+static const char *fo_name[N_FO] = {"y", "mean", "rstd", "ln_out"};
+static const char *g_name[N_G] = {"dx", "dln_weight", "dln_bias", "dlinear_weight", "dlinear_bias"};
+
+#define NULL_LNW 1
+#define NULL_LNB 2
+#define NULL_LB 4
+#define F_QUICK 1   /* part of the --quick set */
+#define F_SUBSETS 2 /* all 32 gradient subsets */
+
+typedef struct {
+    int64_t M, K, N;
+    int offset;   /* odd rows are 1e3 + randn instead of 3 + 2 randn */
+    int nullmask; /* NULL_* parameters passed as NULL */
+    int flags;
+} shape_t;
+
+/* Every value of K {1,3,8,67,768,1000,4097}, N {1,16,257,768} and M {0,1,16,129,1024}
+ * appears; M = 1024 only with small K*N. */
+static const shape_t shapes[] = {
+    {16, 8, 16, 0, 0, F_QUICK | F_SUBSETS},
+    {1, 1, 1, 0, 0, F_QUICK},
+    {0, 3, 16, 0, 0, F_QUICK},
+    {0, 67, 1, 0, NULL_LNB, F_QUICK},
+    {1, 3, 257, 0, 0, F_QUICK},
+    {16, 1, 16, 1, 0, F_QUICK},
+    {16, 3, 16, 0, NULL_LNB, F_QUICK},
+    {129, 8, 1, 0, NULL_LNW | NULL_LNB | NULL_LB, F_QUICK},
+    {129, 67, 16, 1, 0, F_QUICK},
+    {129, 67, 257, 0, 0, 0},
+    {16, 768, 768, 0, 0, 0},
+    {129, 1000, 16, 1, 0, 0},
+    {16, 4097, 257, 0, 0, 0},
+    {1, 4097, 1, 1, 0, 0},
+    {1024, 67, 16, 0, 0, 0},
+    {1024, 768, 16, 1, NULL_LB, 0},
+    {16, 1000, 768, 0, NULL_LNW | NULL_LB, 0},
+    {129, 768, 257, 0, 0, 0},
+};
+
+typedef struct {
+    shape_t s;
+    lnl_dtype dt;
+    int dev;
+    double eps, bound;
+    size_t n_in[N_IN], n_fo[N_FO], n_g[N_G];
+    double *in[N_IN], *ref_fo[N_FO], *ref_g[N_G];
+    tbuf bin[N_IN], bfo[N_FO], saved[3], bg[N_G];
+    unsigned char *image[N_IN]; /* the bytes each input must keep */
+    double *scratch;
+    double maxerr[N_FO + N_G];
+    char tag[200];
+} tcase;
+
+static int fo_acc(int i) { return i == FO_MEAN || i == FO_RSTD; }
+
+static double bound_for(lnl_dtype dt, int offset) {
+    switch (dt) {
+    case LNL_DTYPE_F64: return 1e-11;
+    case LNL_DTYPE_F32: return offset ? 2e-3 : 1e-5;
+    case LNL_DTYPE_F16: return 2e-3;
+    case LNL_DTYPE_BF16: return 1e-2;
+    }
+    return 0;
+}
+
+static void case_setup(tcase *c, const shape_t *s, lnl_dtype dt, int dev, uint64_t seed) {
+    memset(c, 0, sizeof *c);
+    c->s = *s;
+    c->dt = dt;
+    c->dev = dev;
+    c->eps = 1e-5;
+    c->bound = bound_for(dt, s->offset);
+    int64_t M = s->M, K = s->K, N = s->N;
+    size_t n_in[N_IN] = {(size_t)(M * K), (size_t)K, (size_t)K, (size_t)(N * K), (size_t)N,
+                         (size_t)(M * N)};
+    size_t n_fo[N_FO] = {(size_t)(M * N), (size_t)M, (size_t)M, (size_t)(M * K)};
+    size_t n_g[N_G] = {(size_t)(M * K), (size_t)K, (size_t)K, (size_t)(N * K), (size_t)N};
+    memcpy(c->n_in, n_in, sizeof n_in);
+    memcpy(c->n_fo, n_fo, sizeof n_fo);
+    memcpy(c->n_g, n_g, sizeof n_g);
+    size_t most = 1;
+    tu_rng r;
+    tu_rng_seed(&r, seed);
+    for (int i = 0; i < N_IN; i++) {
+        c->in[i] = malloc((n_in[i] + 1) * sizeof(double));
+        TU_CHECK(c->in[i]);
+        for (size_t j = 0; j < n_in[i]; j++) {
+            double v, z = tu_randn(&r);
+            switch (i) {
+            case IN_X:
+                v = (s->offset && (j / (size_t)K) % 2 == 1) ? 1e3 + z : 3.0 + 2.0 * z;
+                break;
+            case IN_LNW: v = 1.0 + 0.3 * z; break;
+            case IN_W: v = z / sqrt((double)K); break;
+            case IN_DY: v = z; break;
+            default: v = 0.5 * z; break;
+            }
+            c->in[i][j] = tu_round(dt, v);
+        }
+        if (n_in[i] > most) most = n_in[i];
+        c->bin[i] = tb_new(n_in[i] * tu_dtype_size(dt), dev);
+        tu_store(dt, c->bin[i].host, c->in[i], n_in[i]);
+        tb_push(&c->bin[i]);
+        c->image[i] = malloc(c->bin[i].bytes + 1);
+        TU_CHECK(c->image[i]);
+        memcpy(c->image[i], c->bin[i].host, c->bin[i].bytes);
+    }
+    for (int i = 0; i < N_FO; i++) {
+        c->ref_fo[i] = malloc((n_fo[i] + 1) * sizeof(double));
+        TU_CHECK(c->ref_fo[i]);
+        size_t es = fo_acc(i) ? tu_acc_size(dt) : tu_dtype_size(dt);
+        c->bfo[i] = tb_new(n_fo[i] * es, dev);
+        if (i > 0) c->saved[i - 1] = tb_new(n_fo[i] * es, dev);
+        if (n_fo[i] > most) most = n_fo[i];
+    }
+    for (int i = 0; i < N_G; i++) {
+        c->ref_g[i] = malloc((n_g[i] + 1) * sizeof(double));
+        TU_CHECK(c->ref_g[i]);
+        c->bg[i] = tb_new(n_g[i] * tu_dtype_size(dt), dev);
+    }
+    c->scratch = malloc((most + 1) * sizeof(double));
+    TU_CHECK(c->scratch);
+    const double *lnw = (s->nullmask & NULL_LNW) ? NULL : c->in[IN_LNW];
+    const double *lnb = (s->nullmask & NULL_LNB) ? NULL : c->in[IN_LNB];
+    const double *lb = (s->nullmask & NULL_LB) ? NULL : c->in[IN_B];
+    tu_ref_forward(M, K, N, c->eps, c->in[IN_X], lnw, lnb, c->in[IN_W], lb, c->ref_fo[FO_Y],
+                   c->ref_fo[FO_MEAN], c->ref_fo[FO_RSTD], c->ref_fo[FO_LNOUT]);
+    tu_ref_backward(M, K, N, c->eps, c->in[IN_DY], c->in[IN_X], lnw, lnb, c->in[IN_W],
+                    c->ref_g[G_DX], c->ref_g[G_DLNW], c->ref_g[G_DLNB], c->ref_g[G_DW],
+                    c->ref_g[G_DB]);
+}
+
+static void case_teardown(tcase *c) {
+    for (int i = 0; i < N_IN; i++) {
+        free(c->in[i]);
+        free(c->image[i]);
+        tb_free(&c->bin[i]);
+    }
+    for (int i = 0; i < N_FO; i++) {
+        free(c->ref_fo[i]);
+        tb_free(&c->bfo[i]);
+        if (i > 0) tb_free(&c->saved[i - 1]);
+    }
+    for (int i = 0; i < N_G; i++) {
+        free(c->ref_g[i]);
+        tb_free(&c->bg[i]);
+    }
+    free(c->scratch);
+}
+
+static const void *param_ptr(const tcase *c, int i) {
+    int bit = i == IN_LNW ? NULL_LNW : i == IN_LNB ? NULL_LNB : i == IN_B ? NULL_LB : 0;
+    return (c->s.nullmask & bit) ? NULL : c->bin[i].ptr;
+}
+
+static void poison(tbuf *b, lnl_dtype dt, int acc, size_t n) {
+    tu_fill_nan(dt, acc, b->host, n);
+    tb_push(b);
+}
+
+/* Pulls b and checks that it still holds the NaN poison and its guard. */
+static void expect_poisoned(tcase *c, tbuf *b, int acc, size_t n, const char *name, const char *what) {
+    tb_pull(b);
+    unsigned char *img = malloc(b->bytes + 1);
+    TU_CHECK(img);
+    tu_fill_nan(c->dt, acc, img, n);
+    tu_expect(memcmp(img, b->host, b->bytes) == 0 && tb_guard_ok(b),
+              "%s %s: %s not requested but written (or guard hit)", c->tag, what, name);
+    free(img);
+}
+
+static void expect_close(tcase *c, tbuf *b, int acc, const double *ref, size_t n,
+                         const char *name, int slot, const char *what) {
+    tb_pull(b);
+    tu_expect(tb_guard_ok(b), "%s %s: guard bytes after %s overwritten", c->tag, what, name);
+    if (acc)
+        tu_load_acc(c->dt, c->scratch, b->host, n);
+    else
+        tu_load(c->dt, c->scratch, b->host, n);
+    double e = tu_relerr(c->scratch, ref, n);
+    if (!(e <= c->maxerr[slot])) c->maxerr[slot] = e;
+    tu_expect(e <= c->bound, "%s %s: %s rel err %.3e > %.1e", c->tag, what, name, e, c->bound);
+}
+
+static void expect_inputs_intact(tcase *c, const char *what) {
+    for (int i = 0; i < N_IN; i++) {
+        tb_pull(&c->bin[i]);
+        tu_expect(memcmp(c->image[i], c->bin[i].host, c->bin[i].bytes) == 0 && tb_guard_ok(&c->bin[i]),
+                  "%s %s: input %s modified", c->tag, what, in_name[i]);
+    }
+}
+
+static tbuf ws_alloc(tcase *c, size_t bytes) { return tb_new(bytes, c->dev); }
+
+static void ws_check(tcase *c, tbuf *ws, const char *what) {
+    tb_pull(ws);
+    tu_expect(tb_guard_ok(ws), "%s %s: write past the end of the %zu-byte workspace", c->tag, what,
+              ws->bytes);
+    tb_free(ws);
+}
+
+static lnl_status call_forward(tcase *c, const lnl_problem *p, int stats, int lnout, int exact_ws,
+                               tbuf *ws) {
+    size_t wsb = exact_ws ? lnl_forward_workspace_size(p) : 0;
+    if (exact_ws) *ws = ws_alloc(c, wsb);
+    lnl_status st = lnl_forward(p, c->bin[IN_X].ptr, param_ptr(c, IN_LNW), param_ptr(c, IN_LNB),
+                                c->bin[IN_W].ptr, param_ptr(c, IN_B), c->bfo[FO_Y].ptr,
+                                stats ? c->bfo[FO_MEAN].ptr : NULL, stats ? c->bfo[FO_RSTD].ptr : NULL,
+                                lnout ? c->bfo[FO_LNOUT].ptr : NULL, exact_ws ? ws->ptr : NULL, wsb);
+    if (c->dev) cu_sync();
+    return st;
+}
+
+static void run_forward(tcase *c, const lnl_problem *p, int stats, int lnout, int exact_ws) {
+    char what[96];
+    snprintf(what, sizeof what, "fwd[threads=%d ws=%s stats=%d ln_out=%d]", p->threads,
+             exact_ws ? "exact" : "NULL", stats, lnout);
+    for (int i = 0; i < N_FO; i++) poison(&c->bfo[i], c->dt, fo_acc(i), c->n_fo[i]);
+    tbuf ws;
+    lnl_status st = call_forward(c, p, stats, lnout, exact_ws, &ws);
+    tu_expect(st == LNL_STATUS_SUCCESS, "%s %s: status %s (%s)", c->tag, what, lnl_status_string(st),
+              lnl_last_error());
+    if (exact_ws) ws_check(c, &ws, what);
+    if (st != LNL_STATUS_SUCCESS) return;
+    for (int i = 0; i < N_FO; i++) {
+        int want = i == FO_Y || ((i == FO_MEAN || i == FO_RSTD) && stats) || (i == FO_LNOUT && lnout);
+        if (want)
+            expect_close(c, &c->bfo[i], fo_acc(i), c->ref_fo[i], c->n_fo[i], fo_name[i], i, what);
+        else
+            expect_poisoned(c, &c->bfo[i], fo_acc(i), c->n_fo[i], fo_name[i], what);
+    }
+    expect_inputs_intact(c, what);
+    if (stats && lnout) { /* keep them for the backward */
+        for (int i = 0; i < 3; i++) {
+            memcpy(c->saved[i].host, c->bfo[i + 1].host, c->saved[i].bytes);
+            tb_push(&c->saved[i]);
+        }
+    }
+}
+
+static int allowed_grads(const tcase *c) {
+    int m = 31;
+    if (c->s.nullmask & NULL_LNW) m &= ~(1 << G_DLNW);
+    if (c->s.nullmask & NULL_LNB) m &= ~(1 << G_DLNB);
+    if (c->s.nullmask & NULL_LB) m &= ~(1 << G_DB);
+    return m;
+}
+
+static lnl_status call_backward(tcase *c, const lnl_problem *p, int use, int mask, int exact_ws,
+                                tbuf *ws) {
+    size_t wsb = exact_ws ? lnl_backward_workspace_size(p) : 0;
+    if (exact_ws) *ws = ws_alloc(c, wsb);
+    void *g[N_G];
+    for (int i = 0; i < N_G; i++) g[i] = (mask >> i) & 1 ? c->bg[i].ptr : NULL;
+    lnl_status st = lnl_backward(p, c->bin[IN_DY].ptr, c->bin[IN_X].ptr, param_ptr(c, IN_LNW),
+                                 param_ptr(c, IN_LNB), c->bin[IN_W].ptr,
+                                 (use & 1) ? c->saved[0].ptr : NULL, (use & 1) ? c->saved[1].ptr : NULL,
+                                 (use & 2) ? c->saved[2].ptr : NULL, g[G_DX], g[G_DLNW], g[G_DLNB],
+                                 g[G_DW], g[G_DB], exact_ws ? ws->ptr : NULL, wsb);
+    if (c->dev) cu_sync();
+    return st;
+}
+
+/* use: bit 0 = pass the saved mean/rstd, bit 1 = pass the saved ln_out. */
+static void run_backward(tcase *c, const lnl_problem *p, int use, int mask, int exact_ws) {
+    char what[112];
+    mask &= allowed_grads(c);
+    snprintf(what, sizeof what, "bwd[threads=%d ws=%s stats=%d ln_out=%d grads=0x%02x]", p->threads,
+             exact_ws ? "exact" : "NULL", use & 1, (use >> 1) & 1, mask);
+    for (int i = 0; i < N_G; i++) poison(&c->bg[i], c->dt, 0, c->n_g[i]);
+    tbuf ws;
+    lnl_status st = call_backward(c, p, use, mask, exact_ws, &ws);
+    tu_expect(st == LNL_STATUS_SUCCESS, "%s %s: status %s (%s)", c->tag, what, lnl_status_string(st),
+              lnl_last_error());
+    if (exact_ws) ws_check(c, &ws, what);
+    if (st != LNL_STATUS_SUCCESS) return;
+    for (int i = 0; i < N_G; i++) {
+        if (!((mask >> i) & 1)) {
+            expect_poisoned(c, &c->bg[i], 0, c->n_g[i], g_name[i], what);
+            continue;
+        }
+        expect_close(c, &c->bg[i], 0, c->ref_g[i], c->n_g[i], g_name[i], N_FO + i, what);
+        if (c->s.M == 0) { /* an empty batch must still write zero parameter gradients */
+            tu_load(c->dt, c->scratch, c->bg[i].host, c->n_g[i]);
+            int zero = 1;
+            for (size_t j = 0; j < c->n_g[i]; j++) zero &= c->scratch[j] == 0.0;
+            tu_expect(zero, "%s %s: M=0 but %s is not all zeros", c->tag, what, g_name[i]);
+        }
+    }
+    expect_inputs_intact(c, what);
+    for (int i = 0; i < 3; i++) {
+        unsigned char *img = malloc(c->saved[i].bytes + 1);
+        TU_CHECK(img);
+        memcpy(img, c->saved[i].host, c->saved[i].bytes);
+        tb_pull(&c->saved[i]);
+        tu_expect(memcmp(img, c->saved[i].host, c->saved[i].bytes) == 0, "%s %s: saved %s modified",
+                  c->tag, what, fo_name[i + 1]);
+        free(img);
+    }
+}
+
+/* The same call twice must give bitwise-identical outputs. */
+static void check_determinism(tcase *c, const lnl_problem *p) {
+    unsigned char *first[N_FO + N_G];
+    tbuf ws;
+    for (int rep = 0; rep < 2; rep++) {
+        for (int i = 0; i < N_FO; i++) poison(&c->bfo[i], c->dt, fo_acc(i), c->n_fo[i]);
+        for (int i = 0; i < N_G; i++) poison(&c->bg[i], c->dt, 0, c->n_g[i]);
+        lnl_status s1 = call_forward(c, p, 1, 1, 0, &ws);
+        lnl_status s2 = call_backward(c, p, 0, allowed_grads(c), 0, &ws);
+        tu_expect(s1 == LNL_STATUS_SUCCESS && s2 == LNL_STATUS_SUCCESS, "%s determinism: status %d %d",
+                  c->tag, (int)s1, (int)s2);
+        for (int i = 0; i < N_FO + N_G; i++) {
+            tbuf *b = i < N_FO ? &c->bfo[i] : &c->bg[i - N_FO];
+            tb_pull(b);
+            if (rep == 0) {
+                first[i] = malloc(b->bytes + 1);
+                TU_CHECK(first[i]);
+                memcpy(first[i], b->host, b->bytes);
+            } else {
+                tu_expect(memcmp(first[i], b->host, b->bytes) == 0,
+                          "%s determinism (threads=%d): %s differs between two identical calls",
+                          c->tag, p->threads, i < N_FO ? fo_name[i] : g_name[i - N_FO]);
+                free(first[i]);
+            }
+        }
+    }
+}
+
+/* M = 0: x, y, dy, dx and the statistics may all be NULL. */
+static void check_empty_with_nulls(tcase *c, const lnl_problem *p) {
+    lnl_status st = lnl_forward(p, NULL, param_ptr(c, IN_LNW), param_ptr(c, IN_LNB), c->bin[IN_W].ptr,
+                                param_ptr(c, IN_B), NULL, NULL, NULL, NULL, NULL, 0);
+    tu_expect(st == LNL_STATUS_SUCCESS, "%s fwd M=0 with NULL x/y: %s (%s)", c->tag,
+              lnl_status_string(st), lnl_last_error());
+    int mask = allowed_grads(c) & ~(1 << G_DX);
+    for (int i = 0; i < N_G; i++) poison(&c->bg[i], c->dt, 0, c->n_g[i]);
+    st = lnl_backward(p, NULL, NULL, param_ptr(c, IN_LNW), param_ptr(c, IN_LNB), c->bin[IN_W].ptr,
+                      NULL, NULL, NULL, NULL, (mask & 2) ? c->bg[G_DLNW].ptr : NULL,
+                      (mask & 4) ? c->bg[G_DLNB].ptr : NULL, c->bg[G_DW].ptr,
+                      (mask & 16) ? c->bg[G_DB].ptr : NULL, NULL, 0);
+    if (c->dev) cu_sync();
+    tu_expect(st == LNL_STATUS_SUCCESS, "%s bwd M=0 with NULL dy/x/dx: %s (%s)", c->tag,
+              lnl_status_string(st), lnl_last_error());
+    for (int i = 1; i < N_G; i++) {
+        if (!((mask >> i) & 1)) continue;
+        tb_pull(&c->bg[i]);
+        tu_load(c->dt, c->scratch, c->bg[i].host, c->n_g[i]);
+        int zero = tb_guard_ok(&c->bg[i]);
+        for (size_t j = 0; j < c->n_g[i]; j++) zero &= c->scratch[j] == 0.0;
+        tu_expect(zero, "%s bwd M=0 with NULL dy/x/dx: %s is not all zeros", c->tag, g_name[i]);
+    }
+}
+
+static void run_case(tcase *c, lnl_strategy strat) {
+    lnl_problem p;
+    memset(&p, 0, sizeof p);
+    p.rows = c->s.M;
+    p.in_features = c->s.K;
+    p.out_features = c->s.N;
+    p.eps = c->eps;
+    p.dtype = c->dt;
+    p.device = c->dev ? LNL_DEVICE_CUDA : LNL_DEVICE_CPU;
+    p.strategy = strat;
+    p.threads = 1;
+    snprintf(c->tag, sizeof c->tag, "[%s %s %s M=%lld K=%lld N=%lld%s null=%d]", c->dev ? "cuda" : "cpu",
+             tu_dtype_name(c->dt), tu_strategy_name(strat), (long long)c->s.M, (long long)c->s.K,
+             (long long)c->s.N, c->s.offset ? " offset1e3" : "", c->s.nullmask);
+    lnl_status st = lnl_check(&p);
+    if (st == LNL_STATUS_UNSUPPORTED) {
+        printf("skip %s: %s\n", c->tag, lnl_last_error());
+        return;
+    }
+    tu_expect(st == LNL_STATUS_SUCCESS, "%s lnl_check: %s (%s)", c->tag, lnl_status_string(st),
+              lnl_last_error());
+    if (st != LNL_STATUS_SUCCESS) return;
+    for (int i = 0; i < N_FO + N_G; i++) c->maxerr[i] = 0;
+    long failed_before = tu_failed;
+    static const int cpu_threads[] = {1, 2}, cuda_threads[] = {0};
+    const int *threads = c->dev ? cuda_threads : cpu_threads;
+    int n_threads = c->dev ? 1 : 2;
+    for (int ti = 0; ti < n_threads; ti++) {
+        for (int exact_ws = 0; exact_ws < 2; exact_ws++) {
+            p.threads = threads[ti];
+            int first = ti == 0 && !exact_ws;
+            if (first) {
+                run_forward(c, &p, 0, 0, exact_ws);
+                run_forward(c, &p, 1, 0, exact_ws);
+                run_forward(c, &p, 0, 1, exact_ws);
+            }
+            run_forward(c, &p, 1, 1, exact_ws); /* last: saves mean/rstd/ln_out */
+            if (first && (c->s.flags & F_SUBSETS)) {
+                for (int use = 0; use < 4; use++)
+                    for (int mask = 0; mask < 32; mask++)
+                        if (use == 0 || use == 3 || mask == 31) run_backward(c, &p, use, mask, exact_ws);
+            } else if (first) {
+                for (int use = 0; use < 4; use++) run_backward(c, &p, use, 31, exact_ws);
+                static const int masks[] = {0, 1, 8 | 16, 2 | 4 | 16, 1 | 8};
+                for (size_t k = 0; k < sizeof masks / sizeof masks[0]; k++)
+                    run_backward(c, &p, 0, masks[k], exact_ws);
+            } else {
+                run_backward(c, &p, 3, 31, exact_ws);
+                run_backward(c, &p, 0, 31, exact_ws);
+            }
+        }
+    }
+    check_determinism(c, &p);
+    if (c->s.M == 0) check_empty_with_nulls(c, &p);
+    printf("%s %s %s: y %.1e mean %.1e rstd %.1e ln_out %.1e | dx %.1e dlnw %.1e dlnb %.1e dW %.1e db %.1e\n",
+           tu_failed == failed_before ? "ok  " : "FAIL", c->tag,
+           strat == LNL_STRATEGY_AUTO ? tu_strategy_name(lnl_resolve_strategy(&p)) : "",
+           c->maxerr[0], c->maxerr[1], c->maxerr[2], c->maxerr[3], c->maxerr[4], c->maxerr[5],
+           c->maxerr[6], c->maxerr[7], c->maxerr[8]);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv) {
+    int dev = 0, quick = 0, big = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--device") && i + 1 < argc) {
+            const char *d = argv[++i];
+            if (!strcmp(d, "cuda")) dev = 1;
+            else if (strcmp(d, "cpu")) {
+                fprintf(stderr, "unknown device %s\n", d);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--quick")) {
+            quick = 1;
+        } else if (!strcmp(argv[i], "--big")) {
+            big = 1;
+        } else {
+            fprintf(stderr, "usage: %s [--device cpu|cuda] [--quick] [--big]\n", argv[0]);
+            return 2;
+        }
+    }
+    const char *isa = getenv("LNL_CPU_ISA");
+    printf("test_table: device %s%s%s, LNL_CPU_ISA=%s\n", dev ? "cuda" : "cpu", quick ? " --quick" : "",
+           big ? " --big" : "", isa ? isa : "(unset)");
+    if (dev) {
+        const char *msg = "";
+        if (cu_init(&msg) != 0) {
+            fprintf(stderr, "--device cuda: %s\n", msg);
+            tu_expect(0, "CUDA runtime unavailable: %s", msg);
+            return tu_finish();
+        }
+    }
+    if (big) {
+        if (!dev) {
+            fprintf(stderr, "--big needs --device cuda\n");
+            return 2;
+        }
+        table_run_big_cuda();
+        return tu_finish();
+    }
+    static const lnl_dtype dtypes[] = {LNL_DTYPE_F32, LNL_DTYPE_F64, LNL_DTYPE_BF16, LNL_DTYPE_F16};
+    static const lnl_strategy strats[] = {LNL_STRATEGY_REFERENCE, LNL_STRATEGY_UNFUSED,
+                                          LNL_STRATEGY_FUSED, LNL_STRATEGY_AUTO};
+    int supported[4][4], any[4];
+    for (size_t di = 0; di < 4; di++) {
+        any[di] = 0;
+        for (size_t k = 0; k < 4; k++) {
+            lnl_problem p;
+            memset(&p, 0, sizeof p);
+            p.rows = 1;
+            p.in_features = p.out_features = 1;
+            p.eps = 1e-5;
+            p.dtype = dtypes[di];
+            p.device = dev ? LNL_DEVICE_CUDA : LNL_DEVICE_CPU;
+            p.strategy = strats[k];
+            lnl_status st = lnl_check(&p);
+            supported[di][k] = st != LNL_STATUS_UNSUPPORTED;
+            any[di] |= supported[di][k];
+            if (!supported[di][k])
+                printf("skip %s %s %s: lnl_check says UNSUPPORTED (%s)\n", dev ? "cuda" : "cpu",
+                       tu_dtype_name(dtypes[di]), tu_strategy_name(strats[k]), lnl_last_error());
+        }
+    }
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        if (quick && !(shapes[si].flags & F_QUICK)) continue;
+        for (size_t di = 0; di < 4; di++) {
+            if (!any[di]) continue;
+            tcase c;
+            case_setup(&c, &shapes[si], dtypes[di], dev, 1000 * si + di + 1);
+            for (size_t k = 0; k < 4; k++)
+                if (supported[di][k]) run_case(&c, strats[k]);
+            case_teardown(&c);
+        }
+    }
+    return tu_finish();
+}
