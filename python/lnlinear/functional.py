@@ -1,0 +1,43 @@
+"""layernorm_linear: the one public function; everything else builds on it."""
+
+import math
+
+import torch
+
+from .ops import STRATEGIES, check_operands
+
+__all__ = ["layernorm_linear"]
+
+
+def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps=1e-5,
+                     recompute=True, *, strategy="auto"):
+    """``F.linear(F.layer_norm(x, (K,), ln_weight, ln_bias, eps), linear_weight, linear_bias)``
+    computed by liblnlinear, with gradients for exactly the inputs that require them.
+
+    x: [..., K] (any strides; copied to contiguous memory when needed).
+    ln_weight, ln_bias: [K] or None (ones / zeros). linear_weight: [N, K] (nn.Linear's
+    layout). linear_bias: [N] or None. All tensors share x's device and dtype:
+    float32/float64 on CPU, float32/bfloat16/float16 on CUDA.
+    recompute: True saves x, mean and rstd for the backward, which rebuilds the
+    normalized activation; False also saves it (ln_out, M x K) and skips that work.
+    strategy: "auto" (default), "fused", "unfused" or "reference" (CPU float32/64 only),
+    for tests and benchmarks. Returns y of shape [..., N].
+    """
+    check_operands(x, ln_weight, ln_bias, linear_weight, linear_bias)
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)):
+        raise TypeError(f"eps must be a float, got {type(eps).__name__}")
+    if not (eps > 0 and math.isfinite(eps)):
+        raise ValueError(f"eps must be positive and finite, got {eps}")
+    if not isinstance(recompute, bool):
+        raise TypeError(f"recompute must be a bool, got {type(recompute).__name__}")
+    code = STRATEGIES.get(strategy)
+    if code is None:
+        raise ValueError(f"strategy must be one of {sorted(STRATEGIES)}, got {strategy!r}")
+    K = x.shape[-1]
+    N = linear_weight.shape[0]
+    x2 = x.reshape(-1, K)
+    if not x2.is_contiguous():
+        x2 = x2.contiguous()
+    y = torch.ops.lnlinear.forward(x2, ln_weight, ln_bias, linear_weight, linear_bias,
+                                   float(eps), not recompute, code)[0]
+    return y.view(x.shape[:-1] + (N,))

@@ -1,0 +1,275 @@
+"""The two custom ops, lnlinear::forward and lnlinear::backward, and their autograd.
+
+Both ops take x as a contiguous [M, K] matrix; layernorm_linear (functional.py) does the
+flattening and the user-facing argument checks. Torch allocates every output, the
+saved statistics and the workspace, so the caching allocator and stream semantics of
+PyTorch apply; the C library only ever sees raw pointers.
+"""
+
+import ctypes
+from typing import List, Optional, Tuple
+
+import torch
+from torch import Tensor
+
+from . import _clib
+
+__all__ = ["STRATEGIES", "SUPPORTED_DTYPES", "check_operands"]
+
+STRATEGIES = {
+    "auto": _clib.STRATEGY_AUTO,
+    "fused": _clib.STRATEGY_FUSED,
+    "unfused": _clib.STRATEGY_UNFUSED,
+    "reference": _clib.STRATEGY_REFERENCE,
+}
+
+_LNL_DTYPE = {
+    torch.float32: _clib.DTYPE_F32,
+    torch.float64: _clib.DTYPE_F64,
+    torch.bfloat16: _clib.DTYPE_BF16,
+    torch.float16: _clib.DTYPE_F16,
+}
+
+# What the issue promises per device. Kept as a plain table (not asked of lnl_check at
+# call time) so torch.compile can trace the checks without a graph break.
+SUPPORTED_DTYPES = {
+    "cpu": (torch.float32, torch.float64),
+    "cuda": (torch.float32, torch.bfloat16, torch.float16),
+}
+
+
+def _dtype_name(dtype):
+    return str(dtype).replace("torch.", "")
+
+
+def check_operands(x, ln_weight, ln_bias, linear_weight, linear_bias):
+    """Raise TypeError/ValueError naming the argument for anything the C library could
+    not be given safely (it trusts shapes: a wrong one would read out of bounds)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+    if not isinstance(linear_weight, Tensor):
+        raise TypeError(f"linear_weight must be a torch.Tensor, got {type(linear_weight).__name__}")
+    if x.dim() < 1:
+        raise ValueError("x must have at least one dimension (its last one is in_features)")
+    dev = x.device
+    supported = SUPPORTED_DTYPES.get(dev.type)
+    if supported is None:
+        raise ValueError(f"x is on device {dev}; lnlinear supports cpu and cuda tensors")
+    if x.dtype not in supported:
+        names = ", ".join(_dtype_name(d) for d in supported)
+        raise TypeError(f"x has dtype {_dtype_name(x.dtype)}, not supported on {dev.type} "
+                        f"(supported: {names})")
+    K = x.shape[-1]
+    if K < 1:
+        raise ValueError("x.shape[-1] (in_features) must be >= 1, got 0")
+    if linear_weight.dim() != 2:
+        raise ValueError(f"linear_weight must be 2-D [out_features, in_features], got shape "
+                         f"{list(linear_weight.shape)}")
+    N = linear_weight.shape[0]
+    if N < 1:
+        raise ValueError("linear_weight.shape[0] (out_features) must be >= 1, got 0")
+    if linear_weight.shape[1] != K:
+        raise ValueError(f"in_features mismatch: x.shape[-1] is {K} but linear_weight has shape "
+                         f"{list(linear_weight.shape)} (expected [out_features, {K}])")
+    for name, t, n in (("ln_weight", ln_weight, K), ("ln_bias", ln_bias, K),
+                       ("linear_weight", linear_weight, None), ("linear_bias", linear_bias, N)):
+        if t is None:
+            continue
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor or None, got {type(t).__name__}")
+        if n is not None and (t.dim() != 1 or t.shape[0] != n):
+            raise ValueError(f"{name} must have shape [{n}], got {list(t.shape)}")
+        if t.device != dev:
+            raise ValueError(f"{name} is on {t.device} but x is on {dev}")
+        if t.dtype != x.dtype:
+            raise TypeError(f"{name} has dtype {_dtype_name(t.dtype)} but x has dtype "
+                            f"{_dtype_name(x.dtype)}; all tensors must share one dtype")
+
+
+def _ptr(t):
+    return None if t is None else t.data_ptr()
+
+
+def _contig(t):
+    return None if t is None else t.contiguous()
+
+
+def _acc_dtype(dtype):
+    # mean/rstd are kept in the accumulation type, as F.layer_norm returns them.
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+def _problem(x, N, eps, strategy):
+    p = _clib.Problem()
+    p.rows, p.in_features = x.shape
+    p.out_features = N
+    p.eps = eps
+    p.dtype = _LNL_DTYPE[x.dtype]
+    p.strategy = strategy
+    if x.device.type == "cuda":
+        p.device = _clib.DEVICE_CUDA
+        p.stream = torch.cuda.current_stream(x.device).cuda_stream
+    else:
+        p.device = _clib.DEVICE_CPU
+        # Follow torch's intra-op setting so torch.set_num_threads governs both.
+        p.threads = torch.get_num_threads()
+    return p
+
+
+class _DeviceGuard:
+    """Makes x's GPU current for the call (the library works on the current device)."""
+
+    __slots__ = ("index", "prev")
+
+    def __init__(self, device):
+        self.index = device.index if device.type == "cuda" else None
+        self.prev = None
+
+    def __enter__(self):
+        if self.index is not None:
+            cur = torch.cuda.current_device()
+            if cur != self.index:
+                self.prev = cur
+                torch.cuda.set_device(self.index)
+
+    def __exit__(self, *exc):
+        if self.prev is not None:
+            torch.cuda.set_device(self.prev)
+
+
+def _workspace(size_fn, p, device):
+    nbytes = size_fn(ctypes.byref(p))
+    if nbytes == 0:
+        return None, 0
+    return torch.empty(nbytes, dtype=torch.uint8, device=device), nbytes
+
+
+@torch.library.custom_op("lnlinear::forward", mutates_args=())
+def _forward(x: Tensor, ln_weight: Optional[Tensor], ln_bias: Optional[Tensor],
+             linear_weight: Tensor, linear_bias: Optional[Tensor], eps: float,
+             keep_ln_out: bool, strategy: int) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    """y [M,N], mean [M], rstd [M], ln_out ([M,K] when keep_ln_out, else [0])."""
+    if x.dim() != 2:
+        raise ValueError(f"lnlinear::forward takes x as [M, K], got shape {list(x.shape)}")
+    check_operands(x, ln_weight, ln_bias, linear_weight, linear_bias)
+    x, ln_weight, ln_bias = x.contiguous(), _contig(ln_weight), _contig(ln_bias)
+    linear_weight, linear_bias = linear_weight.contiguous(), _contig(linear_bias)
+    M, K = x.shape
+    N = linear_weight.shape[0]
+    acc = _acc_dtype(x.dtype)
+    y = torch.empty((M, N), dtype=x.dtype, device=x.device)
+    mean = torch.empty((M,), dtype=acc, device=x.device)
+    rstd = torch.empty((M,), dtype=acc, device=x.device)
+    ln_out = torch.empty((M, K) if keep_ln_out else (0,), dtype=x.dtype, device=x.device)
+    if M == 0:
+        return y, mean, rstd, ln_out
+    p = _problem(x, N, eps, strategy)
+    with _DeviceGuard(x.device):
+        ws, ws_bytes = _workspace(_clib.lib.lnl_forward_workspace_size, p, x.device)
+        status = _clib.lib.lnl_forward(
+            ctypes.byref(p), x.data_ptr(), _ptr(ln_weight), _ptr(ln_bias),
+            linear_weight.data_ptr(), _ptr(linear_bias), y.data_ptr(), mean.data_ptr(),
+            rstd.data_ptr(), ln_out.data_ptr() if keep_ln_out else None, _ptr(ws), ws_bytes)
+    _clib.check(status, "lnl_forward")
+    return y, mean, rstd, ln_out
+
+
+@_forward.register_fake
+def _forward_fake(x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_ln_out, strategy):
+    M, K = x.shape
+    N = linear_weight.shape[0]
+    acc = _acc_dtype(x.dtype)
+    return (x.new_empty((M, N)), x.new_empty((M,), dtype=acc), x.new_empty((M,), dtype=acc),
+            x.new_empty((M, K) if keep_ln_out else (0,)))
+
+
+@torch.library.custom_op("lnlinear::backward", mutates_args=())
+def _backward(dy: Tensor, x: Tensor, ln_weight: Optional[Tensor], ln_bias: Optional[Tensor],
+              linear_weight: Tensor, mean: Optional[Tensor], rstd: Optional[Tensor],
+              ln_out: Optional[Tensor], eps: float, strategy: int,
+              needs: List[bool]) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """(dx, dln_weight, dln_bias, dlinear_weight, dlinear_bias); a gradient not asked
+    for in needs (5 flags, same order) comes back as an empty [0] tensor."""
+    if len(needs) != 5:
+        raise ValueError(f"needs must hold 5 flags, got {len(needs)}")
+    if x.dim() != 2:
+        raise ValueError(f"lnlinear::backward takes x as [M, K], got shape {list(x.shape)}")
+    check_operands(x, ln_weight, ln_bias, linear_weight, None)
+    M, K = x.shape
+    N = linear_weight.shape[0]
+    if tuple(dy.shape) != (M, N) or dy.dtype != x.dtype or dy.device != x.device:
+        raise ValueError(f"dy must be [{M}, {N}] {_dtype_name(x.dtype)} on {x.device}, got "
+                         f"{list(dy.shape)} {_dtype_name(dy.dtype)} on {dy.device}")
+    if (mean is None) != (rstd is None):
+        raise ValueError("mean and rstd are given together or not at all")
+    acc = _acc_dtype(x.dtype)
+    for name, t, shape, dt in (("mean", mean, (M,), acc), ("rstd", rstd, (M,), acc),
+                               ("ln_out", ln_out, (M, K), x.dtype)):
+        if t is not None and (tuple(t.shape) != shape or t.dtype != dt or t.device != x.device):
+            raise ValueError(f"{name} must be {list(shape)} {_dtype_name(dt)} on {x.device}, "
+                             f"got {list(t.shape)} {_dtype_name(t.dtype)} on {t.device}")
+    for name, flag, param in (("ln_weight", needs[1], ln_weight), ("ln_bias", needs[2], ln_bias)):
+        if flag and param is None:
+            raise ValueError(f"gradient of {name} asked for, but {name} is None")
+    dy, x, ln_weight, ln_bias = dy.contiguous(), x.contiguous(), _contig(ln_weight), _contig(ln_bias)
+    linear_weight, mean, rstd, ln_out = (linear_weight.contiguous(), _contig(mean),
+                                         _contig(rstd), _contig(ln_out))
+
+    def out(flag, shape):
+        return torch.empty(shape if flag else (0,), dtype=x.dtype, device=x.device)
+
+    dx = out(needs[0], (M, K))
+    dlnw = out(needs[1], (K,))
+    dlnb = out(needs[2], (K,))
+    dw = out(needs[3], (N, K))
+    db = out(needs[4], (N,))
+    if M == 0:
+        # Nothing flowed in: the parameter gradients of an empty batch are zero.
+        for t in (dlnw, dlnb, dw, db):
+            t.zero_()
+        return dx, dlnw, dlnb, dw, db
+    p = _problem(x, N, eps, strategy)
+    with _DeviceGuard(x.device):
+        ws, ws_bytes = _workspace(_clib.lib.lnl_backward_workspace_size, p, x.device)
+        status = _clib.lib.lnl_backward(
+            ctypes.byref(p), dy.data_ptr(), x.data_ptr(), _ptr(ln_weight), _ptr(ln_bias),
+            linear_weight.data_ptr(), _ptr(mean), _ptr(rstd), _ptr(ln_out),
+            dx.data_ptr() if needs[0] else None, dlnw.data_ptr() if needs[1] else None,
+            dlnb.data_ptr() if needs[2] else None, dw.data_ptr() if needs[3] else None,
+            db.data_ptr() if needs[4] else None, _ptr(ws), ws_bytes)
+    _clib.check(status, "lnl_backward")
+    return dx, dlnw, dlnb, dw, db
+
+
+@_backward.register_fake
+def _backward_fake(dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out, eps,
+                   strategy, needs):
+    M, K = x.shape
+    N = linear_weight.shape[0]
+    shapes = ((M, K), (K,), (K,), (N, K), (N,))
+    return tuple(x.new_empty(s if f else (0,)) for s, f in zip(shapes, needs))
+
+
+def _setup_context(ctx, inputs, output):
+    x, ln_weight, ln_bias, linear_weight, _linear_bias, eps, keep_ln_out, strategy = inputs
+    _y, mean, rstd, ln_out = output
+    ctx.mark_non_differentiable(mean, rstd, ln_out)
+    # recompute=True keeps only x, mean, rstd (the parameters are alive anyway);
+    # recompute=False also keeps ln_out so the backward skips rebuilding it.
+    ctx.save_for_backward(x, ln_weight, ln_bias, linear_weight, mean, rstd,
+                          ln_out if keep_ln_out else None)
+    ctx.eps = eps
+    ctx.strategy = strategy
+
+
+def _autograd_backward(ctx, dy, _dmean, _drstd, _dln_out):
+    needs = [bool(n) for n in ctx.needs_input_grad[:5]]
+    if not any(needs):
+        return (None,) * 8
+    x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out = ctx.saved_tensors
+    grads = torch.ops.lnlinear.backward(dy.contiguous(), x, ln_weight, ln_bias, linear_weight,
+                                        mean, rstd, ln_out, ctx.eps, ctx.strategy, needs)
+    return tuple(g if n else None for g, n in zip(grads, needs)) + (None, None, None)
+
+
+_forward.register_autograd(_autograd_backward, setup_context=_setup_context)

@@ -1,0 +1,128 @@
+"""Forward and all five gradients against F.layer_norm + F.linear, judged by the error
+of each against a float64 reference on the same inputs."""
+
+import itertools
+
+import pytest
+import torch
+
+import lnlinear
+from _util import NAMES, assert_close_to_ref, make_inputs, run, torch_forward
+from conftest import DEVICE_DTYPES, DEVICES, dtype_id
+
+SHAPES = [  # (leading dims, K, N): odd sizes, K=1, N=1, a 1-D x, several leading dims
+    ((2, 3), 67, 33),
+    ((), 8, 5),
+    ((1,), 1, 1),
+    ((5,), 3, 130),
+    ((7,), 1000, 3),
+    ((4, 2, 3), 64, 64),
+    ((33,), 257, 129),
+]
+CUDA_SHAPES = [((2, 512), 1024, 1000), ((3, 100), 4097, 67)]
+VARIANTS = {  # which optional parameters exist
+    "affine": dict(ln_affine=True, ln_bias=True, linear_bias=True),
+    "no_ln_affine": dict(ln_affine=False, linear_bias=True),
+    "no_ln_bias_no_bias": dict(ln_affine=True, ln_bias=False, linear_bias=False),
+}
+
+
+def check_all(inputs, dy, dtype, mask=(1, 1, 1, 1, 1), **kw):
+    lnl = lambda *a: lnlinear.layernorm_linear(*a, **kw)  # noqa: E731
+    y, g, _ = run(lnl, inputs, dy, mask)
+    y_t, g_t, _ = run(torch_forward, inputs, dy, mask)
+    y_r, g_r, _ = run(torch_forward, inputs, dy, mask, upcast=True)
+    assert y.dtype == dtype and y.shape == y_r.shape
+    report = {"y": assert_close_to_ref(y, y_t, y_r, dtype, "y")}
+    assert set(g) == set(g_r), f"gradients for {sorted(g)}, expected {sorted(g_r)}"
+    for name in g_r:
+        assert g[name].dtype == dtype and g[name].shape == g_r[name].shape
+        report["d" + name] = assert_close_to_ref(g[name], g_t[name], g_r[name], dtype,
+                                                 "d" + name)
+    return report
+
+
+def _cases():
+    for dev, dt in DEVICE_DTYPES:
+        shapes = SHAPES + (CUDA_SHAPES if dev == "cuda" else [])
+        for shape in shapes:
+            yield dev, dt, shape
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("recompute", [True, False], ids=["recompute", "keep_ln_out"])
+@pytest.mark.parametrize("device,dtype,shape", list(_cases()), ids=lambda v: dtype_id(v))
+def test_matches_pytorch(device, dtype, shape, recompute, variant):
+    lead, K, N = shape
+    inputs, dy = make_inputs(lead, K, N, dtype, device, **VARIANTS[variant])
+    check_all(inputs, dy, dtype, recompute=recompute)
+
+
+MASKS = [m for m in itertools.product((0, 1), repeat=5) if any(m)]
+
+
+@pytest.mark.parametrize("recompute", [True, False], ids=["recompute", "keep_ln_out"])
+@pytest.mark.parametrize("mask", MASKS, ids=lambda m: "".join(map(str, m)))
+@pytest.mark.parametrize("device", DEVICES)
+def test_every_requires_grad_subset(device, mask, recompute):
+    dtype = torch.float32
+    inputs, dy = make_inputs((3, 4), 19, 11, dtype, device)
+    check_all(inputs, dy, dtype, mask=mask, recompute=recompute)
+
+
+@pytest.mark.parametrize("device,dtype", DEVICE_DTYPES, ids=dtype_id)
+def test_strided_x(device, dtype):
+    # x is a view: leading dims transposed and every other feature taken.
+    base, dy = make_inputs((5, 3), 2 * 37, 21, dtype, device)
+    xb = base[0]
+    for recompute in (True, False):
+        def lnl(xb_, *params):
+            return lnlinear.layernorm_linear(xb_.transpose(0, 1)[..., ::2], *params,
+                                             recompute=recompute)
+
+        def ref(xb_, *params):
+            return torch_forward(xb_.transpose(0, 1)[..., ::2], *params)
+
+        params = make_inputs((1,), 37, 21, dtype, device)[0][1:]
+        dyt = dy.transpose(0, 1).contiguous()
+        inputs = [xb] + params
+        y, g, _ = run(lnl, inputs, dyt, (1, 1, 1, 1, 1))
+        y_t, g_t, _ = run(ref, inputs, dyt, (1, 1, 1, 1, 1))
+        y_r, g_r, _ = run(ref, inputs, dyt, (1, 1, 1, 1, 1), upcast=True)
+        assert_close_to_ref(y, y_t, y_r, dtype, "y")
+        for name in NAMES:
+            assert_close_to_ref(g[name], g_t[name], g_r[name], dtype, "d" + name)
+
+
+@pytest.mark.parametrize("device,dtype", DEVICE_DTYPES, ids=dtype_id)
+def test_large_row_offset(device, dtype):
+    # Rows with |mean| >> std break the E[x^2] - E[x]^2 variance formula.
+    if dtype in (torch.float16,):
+        offset = 30.0  # 1e3 + N(0,1) is not representable finely in fp16 anyway
+    else:
+        offset = 1e3
+    inputs, dy = make_inputs((16,), 96, 24, dtype, device, offset=offset)
+    check_all(inputs, dy, dtype)
+
+
+@pytest.mark.parametrize("strategy", ["fused", "unfused", "reference"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=dtype_id)
+def test_cpu_strategies(strategy, dtype):
+    inputs, dy = make_inputs((3, 5), 67, 45, dtype, "cpu")
+    for recompute in (True, False):
+        check_all(inputs, dy, dtype, recompute=recompute, strategy=strategy)
+
+
+@pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
+@pytest.mark.parametrize("strategy", ["fused", "unfused"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=dtype_id)
+def test_cuda_strategies(strategy, dtype):
+    inputs, dy = make_inputs((3, 50), 200, 96, dtype, "cuda")
+    for recompute in (True, False):
+        check_all(inputs, dy, dtype, recompute=recompute, strategy=strategy)
+
+
+def test_reference_strategy_is_near_exact():
+    inputs, dy = make_inputs((4,), 31, 17, torch.float64, "cpu")
+    y = lnlinear.layernorm_linear(*inputs, strategy="reference")
+    torch.testing.assert_close(y, torch_forward(*inputs), rtol=1e-12, atol=1e-12)
