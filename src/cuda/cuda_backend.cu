@@ -1,0 +1,278 @@
+/* The CUDA backend's entry points (declared in src/api/internal.h): capability
+ * checks, workspace sizing and carving, and the order of kernels and cuBLASLt
+ * calls for each strategy. Everything is queued on a->p.stream; nothing syncs. */
+#include "cuda_common.cuh"
+
+namespace lnl {
+
+lnl_status device_query(device_info *d) {
+    cudaError_t e = cudaGetDevice(&d->device);
+    int smem = 0;
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&d->sm_count, cudaDevAttrMultiProcessorCount, d->device);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&d->major, cudaDevAttrComputeCapabilityMajor, d->device);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&d->minor, cudaDevAttrComputeCapabilityMinor, d->device);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, d->device);
+    d->max_smem_optin = (size_t)smem;
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return lnl_set_error(LNL_STATUS_DEVICE_ERROR, "CUDA device query failed: %s",
+                             cudaGetErrorString(e));
+    }
+    return LNL_STATUS_SUCCESS;
+}
+
+/* Workspace layouts. Every region is always reserved (sizes are upper bounds over
+ * pointer combinations), so the size query and the call carve identically. */
+struct fwd_layout {
+    float *mean, *rstd;
+    void *act, *lt;
+    size_t total;
+};
+static fwd_layout fwd_carve(const lnl_problem *p, void *base) {
+    carver c{(char *)base, 0};
+    const int64_t M = p->rows, K = p->in_features;
+    fwd_layout l;
+    l.mean = (float *)c.take((size_t)M * 4);
+    l.rstd = (float *)c.take((size_t)M * 4);
+    l.act = p->strategy == LNL_STRATEGY_UNFUSED ? c.take((size_t)M * K * lnl_dtype_size(p->dtype))
+                                                : nullptr;
+    l.lt = c.take(LT_WORKSPACE);
+    l.total = c.used;
+    return l;
+}
+
+struct bwd_layout {
+    float *mean, *rstd, *part_g, *part_b, *part_db, *part_dw;
+    void *act, *lt;
+    int64_t G, G2;
+    int splits;
+    size_t total;
+};
+static bwd_layout bwd_carve(const lnl_problem *p, const device_info &d, void *base) {
+    carver c{(char *)base, 0};
+    const int64_t M = p->rows, K = p->in_features, N = p->out_features;
+    bwd_layout l;
+    l.G = ln_bwd_grid(M, d);
+    l.G2 = colsum_grid(M, N, d);
+    l.splits = p->strategy == LNL_STRATEGY_FUSED ? dw_splits(p->dtype, M, N, K, d) : 1;
+    l.mean = (float *)c.take((size_t)M * 4);
+    l.rstd = (float *)c.take((size_t)M * 4);
+    l.act = c.take((size_t)M * K * lnl_dtype_size(p->dtype)); /* dxhat; unfused: ln_out first */
+    l.part_g = (float *)c.take((size_t)l.G * K * 4);
+    l.part_b = (float *)c.take((size_t)l.G * K * 4);
+    l.part_db = (float *)c.take((size_t)l.G2 * N * 4);
+    l.part_dw = l.splits > 1 ? (float *)c.take((size_t)l.splits * N * K * 4) : nullptr;
+    l.lt = c.take(LT_WORKSPACE);
+    l.total = c.used;
+    return l;
+}
+
+/* Library-owned workspace, allocated stream-ordered and freed after the last use. */
+struct scoped_ws {
+    void *ptr = nullptr;
+    cudaStream_t s = nullptr;
+    ~scoped_ws() {
+        if (ptr) cudaFreeAsync(ptr, s);
+    }
+};
+static lnl_status acquire_ws(void *given, size_t bytes, cudaStream_t s, scoped_ws *own,
+                             void **base) {
+    if (given) {
+        *base = given;
+        return LNL_STATUS_SUCCESS;
+    }
+    cudaError_t e = cudaMallocAsync(&own->ptr, bytes, s);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        own->ptr = nullptr;
+        return lnl_set_error(LNL_STATUS_OUT_OF_MEMORY,
+                             "CUDA backend: cudaMallocAsync of %zu workspace bytes failed: %s",
+                             bytes, cudaGetErrorString(e));
+    }
+    own->s = s;
+    *base = own->ptr;
+    return LNL_STATUS_SUCCESS;
+}
+
+#define CU_TRY(what, call)                                                                     \
+    do {                                                                                       \
+        cudaError_t e_ = (call);                                                               \
+        if (e_ != cudaSuccess)                                                                 \
+            return lnl_set_error(LNL_STATUS_DEVICE_ERROR, "CUDA backend: %s failed: %s", what, \
+                                 cudaGetErrorString(e_));                                      \
+    } while (0)
+#define ST_TRY(call)                                                                           \
+    do {                                                                                       \
+        lnl_status s_ = (call);                                                                \
+        if (s_ != LNL_STATUS_SUCCESS) return s_;                                               \
+    } while (0)
+
+/* ---- forward ---- */
+static lnl_status forward(const lnl_fwd_args *a) {
+    const lnl_problem *p = &a->p;
+    const int64_t M = p->rows, K = p->in_features, N = p->out_features;
+    if (M == 0) return LNL_STATUS_SUCCESS;
+    device_info d;
+    ST_TRY(device_query(&d));
+    cudaStream_t s = (cudaStream_t)p->stream;
+    const size_t need = fwd_carve(p, nullptr).total;
+    scoped_ws own;
+    void *base = nullptr;
+    ST_TRY(acquire_ws(a->workspace, need, s, &own, &base));
+    fwd_layout l = fwd_carve(p, base);
+    float *mean = a->mean ? (float *)a->mean : l.mean, *rstd = a->rstd ? (float *)a->rstd : l.rstd;
+    const float eps = (float)p->eps;
+    /* FUSED with ln_out requested must write LN(x) anyway: then the unfused order is the
+     * cheaper one (the GEMM reads what the LayerNorm just wrote). */
+    if (p->strategy == LNL_STRATEGY_FUSED && !a->ln_out) {
+        CU_TRY("layernorm statistics",
+               launch_ln_forward(p->dtype, a->x, nullptr, nullptr, nullptr, mean, rstd, M, K, eps, d, s));
+        CU_TRY("fused forward GEMM",
+               launch_fused_forward_gemm(p->dtype, a->x, mean, rstd, a->ln_weight, a->ln_bias,
+                                         a->linear_weight, a->linear_bias, a->y, M, K, N, s));
+        return LNL_STATUS_SUCCESS;
+    }
+    void *ln_out = a->ln_out ? a->ln_out : l.act;
+    CU_TRY("layernorm forward", launch_ln_forward(p->dtype, a->x, a->ln_weight, a->ln_bias, ln_out,
+                                                  mean, rstd, M, K, eps, d, s));
+    /* column-major view: y^T[N,M] = W[K,N]^T-op @ ln_out^T[K,M] (+ bias per row of y^T) */
+    return lt_matmul(p->dtype, true, false, N, M, K, a->linear_weight, K, ln_out, K, a->y, N,
+                     a->linear_bias ? LT_BIAS : LT_NONE, (void *)a->linear_bias, l.lt,
+                     LT_WORKSPACE, s);
+}
+
+/* ---- backward ---- */
+static lnl_status zero_grads(const lnl_bwd_args *a) {
+    const lnl_problem *p = &a->p;
+    const size_t es = lnl_dtype_size(p->dtype), K = (size_t)p->in_features, N = (size_t)p->out_features;
+    cudaStream_t s = (cudaStream_t)p->stream;
+    if (a->dln_weight) CU_TRY("cudaMemsetAsync", cudaMemsetAsync(a->dln_weight, 0, K * es, s));
+    if (a->dln_bias) CU_TRY("cudaMemsetAsync", cudaMemsetAsync(a->dln_bias, 0, K * es, s));
+    if (a->dlinear_weight) CU_TRY("cudaMemsetAsync", cudaMemsetAsync(a->dlinear_weight, 0, N * K * es, s));
+    if (a->dlinear_bias) CU_TRY("cudaMemsetAsync", cudaMemsetAsync(a->dlinear_bias, 0, N * es, s));
+    return LNL_STATUS_SUCCESS;
+}
+
+static lnl_status backward(const lnl_bwd_args *a) {
+    const lnl_problem *p = &a->p;
+    const int64_t M = p->rows, K = p->in_features, N = p->out_features;
+    if (M == 0) return zero_grads(a);
+    device_info d;
+    ST_TRY(device_query(&d));
+    cudaStream_t s = (cudaStream_t)p->stream;
+    const size_t need = bwd_carve(p, d, nullptr).total;
+    scoped_ws own;
+    void *base = nullptr;
+    ST_TRY(acquire_ws(a->workspace, need, s, &own, &base));
+    bwd_layout l = bwd_carve(p, d, base);
+    const lnl_dtype dt = p->dtype;
+    const float *mean = (const float *)a->mean, *rstd = (const float *)a->rstd;
+    if (!mean) {
+        CU_TRY("layernorm statistics", launch_ln_forward(dt, a->x, nullptr, nullptr, nullptr,
+                                                         l.mean, l.rstd, M, K, (float)p->eps, d, s));
+        mean = l.mean;
+        rstd = l.rstd;
+    }
+    bool db_done = false;
+    /* 1. dW = dy^T @ LN(x) (and db with it where cuBLASLt's epilogue can) */
+    if (a->dlinear_weight) {
+        if (p->strategy == LNL_STRATEGY_FUSED && !a->ln_out) {
+            CU_TRY("fused dW GEMM",
+                   launch_fused_dw_gemm(dt, a->dy, a->x, mean, rstd, a->ln_weight, a->ln_bias,
+                                        a->dlinear_weight, l.part_dw, l.splits, M, K, N, s));
+        } else {
+            const void *ln_out = a->ln_out;
+            if (!ln_out) {
+                CU_TRY("layernorm forward (recompute)",
+                       launch_ln_forward(dt, a->x, a->ln_weight, a->ln_bias, l.act, l.mean, l.rstd,
+                                         M, K, (float)p->eps, d, s));
+                ln_out = l.act;
+            }
+            /* column-major: dW^T[K,N] = ln_out^T[K,M] @ (dy^T[N,M])^T-op; BGRADB sums op(B) over M */
+            lnl_status st = LNL_STATUS_UNSUPPORTED;
+            if (a->dlinear_bias) {
+                st = lt_matmul(dt, false, true, K, N, M, ln_out, K, a->dy, N, a->dlinear_weight, K,
+                               LT_BGRADB, a->dlinear_bias, l.lt, LT_WORKSPACE, s);
+                if (st != LNL_STATUS_SUCCESS && st != LNL_STATUS_UNSUPPORTED) return st;
+                db_done = st == LNL_STATUS_SUCCESS;
+            }
+            if (!db_done)
+                ST_TRY(lt_matmul(dt, false, true, K, N, M, ln_out, K, a->dy, N, a->dlinear_weight, K,
+                                 LT_NONE, nullptr, l.lt, LT_WORKSPACE, s));
+        }
+    }
+    /* 2. db = column sums of dy, in a fixed order */
+    if (a->dlinear_bias && !db_done) {
+        CU_TRY("bias-gradient partials", launch_colsum_partials(dt, a->dy, M, N, l.G2, l.part_db, s));
+        CU_TRY("bias-gradient reduction",
+               launch_reduce_partials(dt, l.part_db, l.G2, N, a->dlinear_bias, s));
+    }
+    /* 3. dxhat = dy @ W, then the LayerNorm backward (reuses the act region) */
+    if (a->dx || a->dln_weight || a->dln_bias) {
+        /* column-major: dxhat^T[K,M] = W^T[K,N] @ dy^T[N,M] */
+        ST_TRY(lt_matmul(dt, false, false, K, M, N, a->linear_weight, K, a->dy, N, l.act, K, LT_NONE,
+                         nullptr, l.lt, LT_WORKSPACE, s));
+        const bool parts = a->dln_weight || a->dln_bias;
+        CU_TRY("layernorm backward",
+               launch_ln_backward(dt, l.act, a->x, mean, rstd, a->ln_weight, a->dx,
+                                  parts ? l.part_g : nullptr, parts ? l.part_b : nullptr, M, K, l.G,
+                                  d, s));
+        if (a->dln_weight)
+            CU_TRY("dln_weight reduction", launch_reduce_partials(dt, l.part_g, l.G, K, a->dln_weight, s));
+        if (a->dln_bias)
+            CU_TRY("dln_bias reduction", launch_reduce_partials(dt, l.part_b, l.G, K, a->dln_bias, s));
+    }
+    return LNL_STATUS_SUCCESS;
+}
+
+} // namespace lnl
+
+using namespace lnl;
+
+extern "C" {
+
+lnl_status lnl_cuda_check(const lnl_problem *p) {
+    if (p->dtype == LNL_DTYPE_F64)
+        return lnl_set_error(LNL_STATUS_UNSUPPORTED,
+                             "CUDA backend: float64 is not supported (use the CPU device)");
+    if (p->strategy == LNL_STRATEGY_REFERENCE)
+        return lnl_set_error(LNL_STATUS_UNSUPPORTED,
+                             "CUDA backend: the REFERENCE strategy runs on the CPU only");
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
+        (void)cudaGetLastError();
+        return lnl_set_error(LNL_STATUS_UNSUPPORTED, "CUDA backend: no usable CUDA device (%s)",
+                             e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0");
+    }
+    device_info d;
+    if (device_query(&d) != LNL_STATUS_SUCCESS)
+        return lnl_set_error(LNL_STATUS_UNSUPPORTED, "CUDA backend: the current device is not usable");
+    if (d.major < 8)
+        return lnl_set_error(LNL_STATUS_UNSUPPORTED,
+                             "CUDA backend: device %d has compute capability %d.%d; 8.0+ is needed",
+                             d.device, d.major, d.minor);
+    return LNL_STATUS_SUCCESS;
+}
+
+/* AUTO: see the rule and its evidence below. */
+lnl_strategy lnl_cuda_auto_strategy(const lnl_problem *p) {
+    return p->dtype == LNL_DTYPE_F32 ? LNL_STRATEGY_UNFUSED : LNL_STRATEGY_FUSED;
+}
+
+size_t lnl_cuda_forward_workspace_size(const lnl_problem *p) { return fwd_carve(p, nullptr).total; }
+
+size_t lnl_cuda_backward_workspace_size(const lnl_problem *p) {
+    device_info d;
+    if (device_query(&d) != LNL_STATUS_SUCCESS) return 0;
+    return bwd_carve(p, d, nullptr).total;
+}
+
+lnl_status lnl_cuda_forward(const lnl_fwd_args *a) { return forward(a); }
+lnl_status lnl_cuda_backward(const lnl_bwd_args *a) { return backward(a); }
+
+} /* extern "C" */

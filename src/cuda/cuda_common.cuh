@@ -1,0 +1,140 @@
+/* Shared pieces of the CUDA backend: element types, conversions, the workspace
+ * carve-up, launch checks, and the declarations each .cu file provides. */
+#ifndef LNL_CUDA_COMMON_CUH
+#define LNL_CUDA_COMMON_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cublasLt.h>
+#include <algorithm>
+#include <cstring>
+#include <stddef.h>
+#include <stdint.h>
+
+extern "C" {
+#include "internal.h"
+}
+
+namespace lnl {
+
+/* ---- element types: storage T, arithmetic float ---- */
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
+template <typename T> __device__ __forceinline__ T from_f(float v);
+template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
+    return __float2bfloat16_rn(v);
+}
+template <> __device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
+
+/* Elements in one 16-byte vector. */
+template <typename T> constexpr int vec_elems() { return 16 / (int)sizeof(T); }
+
+inline bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+
+inline cudaDataType_t cuda_type(lnl_dtype d) {
+    return d == LNL_DTYPE_F32 ? CUDA_R_32F : d == LNL_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+}
+
+/* Runs body with T bound to the storage type of dtype (F32, BF16, F16). */
+#define LNL_DISPATCH(dtype, T, ...)                                                            \
+    switch (dtype) {                                                                           \
+    case LNL_DTYPE_BF16: { using T = __nv_bfloat16; __VA_ARGS__; } break;                      \
+    case LNL_DTYPE_F16: { using T = __half; __VA_ARGS__; } break;                              \
+    default: { using T = float; __VA_ARGS__; } break;                                          \
+    }
+
+__host__ __device__ __forceinline__ int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* ---- block-wide sum in a fixed order (deterministic for a fixed block size) ---- */
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+/* red must hold 32 floats; every thread gets the total. Ends with a barrier so
+ * red can be reused right away. */
+__device__ __forceinline__ float block_sum(float v, float *red) {
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+    v = warp_sum(v);
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    float t = lane < nw ? red[lane] : 0.f;
+    t = warp_sum(t);
+    __syncthreads();
+    return t;
+}
+
+/* ---- device facts ---- */
+struct device_info {
+    int device, sm_count, major, minor;
+    size_t max_smem_optin;
+};
+lnl_status device_query(device_info *d);
+
+/* ---- workspace: one caller or library buffer carved into 256-byte-aligned regions ---- */
+inline size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+struct carver {
+    char *base;
+    size_t used;
+    void *take(size_t bytes) {
+        void *p = base ? base + used : nullptr;
+        used += align_up(bytes, 256);
+        return p;
+    }
+};
+
+/* cuBLASLt scratch: enough for its split-K kernels on Hopper. */
+constexpr size_t LT_WORKSPACE = (size_t)8 << 20;
+
+/* ---- plans: how big each helper buffer is, shared by size queries and calls ---- */
+int64_t ln_bwd_grid(int64_t M, const device_info &d);
+int64_t colsum_grid(int64_t M, int64_t N, const device_info &d);
+int dw_splits(lnl_dtype dt, int64_t M, int64_t N, int64_t K, const device_info &d);
+
+/* ---- kernels' host launchers (return cudaGetLastError()) ---- */
+/* LayerNorm forward: mean/rstd (float, always written) and, when out != NULL, the
+ * normalized row. gamma/beta may be NULL (ones/zeros). */
+cudaError_t launch_ln_forward(lnl_dtype dt, const void *x, const void *gamma, const void *beta,
+                              void *out, float *mean, float *rstd, int64_t M, int64_t K,
+                              float eps, const device_info &d, cudaStream_t s);
+/* LayerNorm backward from dxhat [M,K]: dx (optional), and per-block float partials
+ * of dgamma/dbeta ([G,K] each, optional) reduced later by launch_reduce_partials. */
+cudaError_t launch_ln_backward(lnl_dtype dt, const void *dxhat, const void *x, const float *mean,
+                               const float *rstd, const void *gamma, void *dx, float *part_g,
+                               float *part_b, int64_t M, int64_t K, int64_t G,
+                               const device_info &d, cudaStream_t s);
+/* out[l] = sum_{g<G} part[g*L + l] in order g = 0..G-1, stored as dtype. */
+cudaError_t launch_reduce_partials(lnl_dtype dt, const float *part, int64_t G, int64_t L, void *out,
+                                   cudaStream_t s);
+/* part[g*N + n] = sum over row chunk g of dy[m, n]. */
+cudaError_t launch_colsum_partials(lnl_dtype dt, const void *dy, int64_t M, int64_t N, int64_t G,
+                                   float *part, cudaStream_t s);
+/* y = LN(x) @ W^T + b with LN applied while loading x (mean/rstd precomputed). */
+cudaError_t launch_fused_forward_gemm(lnl_dtype dt, const void *x, const float *mean,
+                                      const float *rstd, const void *gamma, const void *beta,
+                                      const void *W, const void *bias, void *y, int64_t M,
+                                      int64_t K, int64_t N, cudaStream_t s);
+/* dW = dy^T @ LN(x), LN rebuilt while loading x; splits > 1 writes float partials
+ * [splits,N,K] to part and reduces them in order. */
+cudaError_t launch_fused_dw_gemm(lnl_dtype dt, const void *dy, const void *x, const float *mean,
+                                 const float *rstd, const void *gamma, const void *beta, void *dW,
+                                 float *part, int splits, int64_t M, int64_t K, int64_t N,
+                                 cudaStream_t s);
+
+/* ---- cuBLASLt (gemm_cublaslt.cu) ---- */
+enum lt_epilogue { LT_NONE, LT_BIAS, LT_BGRADB };
+/* Column-major D[m,n] = op(A)[m,k] @ op(B)[k,n] (+ epilogue), all of dtype, fp32
+ * accumulation (true fp32 for F32). bias: the bias (LT_BIAS) or the bias gradient
+ * output (LT_BGRADB). Returns LNL_STATUS_UNSUPPORTED when no algorithm serves the
+ * epilogue (the caller falls back), DEVICE_ERROR on failure. */
+lnl_status lt_matmul(lnl_dtype dt, bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                     const void *A, int64_t lda, const void *B, int64_t ldb, void *D, int64_t ldd,
+                     lt_epilogue epi, void *bias, void *lt_ws, size_t lt_ws_bytes,
+                     cudaStream_t s);
+
+} // namespace lnl
+
+#endif

@@ -1,0 +1,177 @@
+/* LayerNorm backward from dxhat = dy @ W, plus the deterministic column
+ * reductions (dln_weight, dln_bias, dlinear_bias): every block writes float32
+ * partials for its own contiguous rows, and a second kernel sums the partials in
+ * block order. No floating-point atomics, so repeated runs are bitwise equal. */
+#include "cuda_common.cuh"
+
+namespace lnl {
+
+template <typename T, int V> __device__ __forceinline__ void ldv(const T *p, T (&v)[V]) {
+    if constexpr (V * sizeof(T) == 16) {
+        uint4 u = __ldg(reinterpret_cast<const uint4 *>(p));
+        memcpy(v, &u, 16);
+    } else {
+#pragma unroll
+        for (int j = 0; j < V; j++) v[j] = p[j];
+    }
+}
+
+/* Block b owns rows [b*R, min(M,(b+1)*R)). Element k of the partials is only ever
+ * touched by the thread that owns k's chunk, so they need no barrier: they live in
+ * shared memory when 2*K floats fit, else directly in the block's global slice. */
+template <typename T, int V>
+__global__ void ln_bwd_kernel(const T *__restrict__ dxhat, const T *__restrict__ x,
+                              const float *__restrict__ mean, const float *__restrict__ rstd,
+                              const T *__restrict__ gamma, T *__restrict__ dx,
+                              float *__restrict__ part_g, float *__restrict__ part_b, int64_t M,
+                              int64_t K, int smem_parts) {
+    extern __shared__ float sp[];
+    __shared__ float red[32];
+    const int64_t nchunks = K / V;
+    const int64_t R = (M + gridDim.x - 1) / gridDim.x;
+    const int64_t r0 = blockIdx.x * R, r1 = min64(M, r0 + R);
+    const bool parts = part_g != nullptr;
+    float *pg = parts ? (smem_parts ? sp : part_g + blockIdx.x * K) : nullptr;
+    float *pb = parts ? (smem_parts ? sp + K : part_b + blockIdx.x * K) : nullptr;
+    if (parts)
+        for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x)
+#pragma unroll
+            for (int j = 0; j < V; j++) pg[c * V + j] = pb[c * V + j] = 0.f;
+    for (int64_t row = r0; row < r1; row++) {
+        const T *dr = dxhat + row * K, *xr = x + row * K;
+        const float mu = mean[row], rs = rstd[row];
+        float s1 = 0.f, s2 = 0.f;
+        for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x) {
+            T dv[V], xv[V], gv[V];
+            ldv<T, V>(dr + c * V, dv);
+            ldv<T, V>(xr + c * V, xv);
+            if (gamma) ldv<T, V>(gamma + c * V, gv);
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                float dh = to_f(dv[j]), xh = (to_f(xv[j]) - mu) * rs;
+                float g = dh * (gamma ? to_f(gv[j]) : 1.f);
+                s1 += g;
+                s2 += g * xh;
+                if (parts) {
+                    pg[c * V + j] += dh * xh;
+                    pb[c * V + j] += dh;
+                }
+            }
+        }
+        if (!dx) continue;
+        const float c1 = block_sum(s1, red) / (float)K, c2 = block_sum(s2, red) / (float)K;
+        T *dxr = dx + row * K;
+        /* second pass re-reads the row this block just read (L1/L2 hits) */
+        for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x) {
+            T dv[V], xv[V], gv[V], o[V];
+            ldv<T, V>(dr + c * V, dv);
+            ldv<T, V>(xr + c * V, xv);
+            if (gamma) ldv<T, V>(gamma + c * V, gv);
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                float xh = (to_f(xv[j]) - mu) * rs;
+                float g = to_f(dv[j]) * (gamma ? to_f(gv[j]) : 1.f);
+                o[j] = from_f<T>(rs * (g - c1 - xh * c2));
+            }
+            if constexpr (V * sizeof(T) == 16) {
+                uint4 u;
+                memcpy(&u, o, 16);
+                *reinterpret_cast<uint4 *>(dxr + c * V) = u;
+            } else {
+#pragma unroll
+                for (int j = 0; j < V; j++) dxr[c * V + j] = o[j];
+            }
+        }
+    }
+    if (parts && smem_parts)
+        for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x)
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                part_g[blockIdx.x * K + c * V + j] = pg[c * V + j];
+                part_b[blockIdx.x * K + c * V + j] = pb[c * V + j];
+            }
+}
+
+int64_t ln_bwd_grid(int64_t M, const device_info &d) {
+    return std::max<int64_t>(1, std::min<int64_t>(M, (int64_t)d.sm_count * 4));
+}
+
+template <typename T>
+static cudaError_t ln_backward_t(const T *dxhat, const T *x, const float *mean, const float *rstd,
+                                 const T *gamma, T *dx, float *part_g, float *part_b, int64_t M,
+                                 int64_t K, int64_t G, const device_info &d, cudaStream_t s) {
+    constexpr int V = vec_elems<T>();
+    bool vec = K % V == 0 && aligned16(dxhat) && aligned16(x) && aligned16(gamma) && aligned16(dx);
+    int64_t nchunks = vec ? K / V : K;
+    int threads = (int)std::min<int64_t>(512, std::max<int64_t>(32, (nchunks + 31) / 32 * 32));
+    size_t pbytes = 2 * (size_t)K * sizeof(float);
+    int smem_parts = part_g && pbytes <= d.max_smem_optin;
+    size_t smem = smem_parts ? pbytes : 0;
+    auto kern = vec ? ln_bwd_kernel<T, V> : ln_bwd_kernel<T, 1>;
+    if (smem > 48 * 1024) {
+        cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)smem);
+        if (e != cudaSuccess) return e;
+    }
+    kern<<<(unsigned)G, threads, smem, s>>>(dxhat, x, mean, rstd, gamma, dx, part_g, part_b, M, K,
+                                            smem_parts);
+    return cudaGetLastError();
+}
+
+cudaError_t launch_ln_backward(lnl_dtype dt, const void *dxhat, const void *x, const float *mean,
+                               const float *rstd, const void *gamma, void *dx, float *part_g,
+                               float *part_b, int64_t M, int64_t K, int64_t G,
+                               const device_info &d, cudaStream_t s) {
+    if (M == 0) return cudaSuccess;
+    cudaError_t e = cudaSuccess;
+    LNL_DISPATCH(dt, T,
+                 e = ln_backward_t<T>((const T *)dxhat, (const T *)x, mean, rstd, (const T *)gamma,
+                                      (T *)dx, part_g, part_b, M, K, G, d, s));
+    return e;
+}
+
+/* ---- ordered reduction of partials ---- */
+template <typename T>
+__global__ void reduce_partials_kernel(const float *__restrict__ part, int64_t G, int64_t L,
+                                       T *__restrict__ out) {
+    int64_t l = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (l >= L) return;
+    float acc = 0.f;
+    for (int64_t g = 0; g < G; g++) acc += part[g * L + l];
+    out[l] = from_f<T>(acc);
+}
+
+cudaError_t launch_reduce_partials(lnl_dtype dt, const float *part, int64_t G, int64_t L, void *out,
+                                   cudaStream_t s) {
+    unsigned grid = (unsigned)((L + 255) / 256);
+    LNL_DISPATCH(dt, T, reduce_partials_kernel<T><<<grid, 256, 0, s>>>(part, G, L, (T *)out));
+    return cudaGetLastError();
+}
+
+/* ---- column sums of dy (dlinear_bias when cuBLASLt's BGRADB epilogue is not used) ---- */
+template <typename T>
+__global__ void colsum_partials_kernel(const T *__restrict__ dy, int64_t M, int64_t N,
+                                       float *__restrict__ part) {
+    int64_t n = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (n >= N) return;
+    int64_t R = (M + gridDim.y - 1) / gridDim.y;
+    int64_t r0 = blockIdx.y * R, r1 = min64(M, r0 + R);
+    float acc = 0.f;
+    for (int64_t m = r0; m < r1; m++) acc += to_f(dy[m * N + n]);
+    part[blockIdx.y * N + n] = acc;
+}
+
+int64_t colsum_grid(int64_t M, int64_t N, const device_info &d) {
+    int64_t nbx = (N + 255) / 256;
+    int64_t g = std::max<int64_t>(1, (int64_t)d.sm_count * 8 / nbx);
+    return std::max<int64_t>(1, std::min<int64_t>({g, M, 65535}));
+}
+
+cudaError_t launch_colsum_partials(lnl_dtype dt, const void *dy, int64_t M, int64_t N, int64_t G,
+                                   float *part, cudaStream_t s) {
+    dim3 grid((unsigned)((N + 255) / 256), (unsigned)G);
+    LNL_DISPATCH(dt, T, colsum_partials_kernel<T><<<grid, 256, 0, s>>>((const T *)dy, M, N, part));
+    return cudaGetLastError();
+}
+
+} // namespace lnl

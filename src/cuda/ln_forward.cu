@@ -1,0 +1,120 @@
+/* LayerNorm forward on the GPU: one block per row, the row cached in shared
+ * memory (when it fits) so the two-pass variance reads HBM once; float32 stats. */
+#include "cuda_common.cuh"
+
+namespace lnl {
+
+/* Loads V consecutive elements; a single 16-byte load when V * sizeof(T) == 16. */
+template <typename T, int V> __device__ __forceinline__ void load_vec(const T *p, T (&v)[V]) {
+    if constexpr (V * sizeof(T) == 16) {
+        uint4 u = __ldg(reinterpret_cast<const uint4 *>(p));
+        memcpy(v, &u, 16);
+    } else {
+#pragma unroll
+        for (int j = 0; j < V; j++) v[j] = p[j];
+    }
+}
+template <typename T, int V> __device__ __forceinline__ void store_vec(T *p, const T (&v)[V]) {
+    if constexpr (V * sizeof(T) == 16) {
+        uint4 u;
+        memcpy(&u, v, 16);
+        *reinterpret_cast<uint4 *>(p) = u;
+    } else {
+#pragma unroll
+        for (int j = 0; j < V; j++) p[j] = v[j];
+    }
+}
+
+/* V = elements per access: 16 bytes when every pointer is aligned and K % V == 0,
+ * else 1 (the slower, always-correct path for misaligned buffers). */
+template <typename T, int V>
+__global__ void ln_fwd_kernel(const T *__restrict__ x, const T *__restrict__ gamma,
+                              const T *__restrict__ beta, T *__restrict__ out,
+                              float *__restrict__ mean, float *__restrict__ rstd, int64_t M,
+                              int64_t K, float eps, int cache) {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    __shared__ float red[32];
+    T *srow = reinterpret_cast<T *>(smem_raw);
+    const int64_t nchunks = K / V;
+    for (int64_t row = blockIdx.x; row < M; row += gridDim.x) {
+        const T *xr = x + row * K;
+        /* Sum x - x0 (x0 = the row's first element): the partial sums stay of the
+         * order of the spread, not of the mean, so a row like 1e3 + randn keeps its
+         * precision in float32. */
+        const float x0 = to_f(xr[0]);
+        float s = 0.f;
+        for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x) {
+            T v[V];
+            load_vec<T, V>(xr + c * V, v);
+            if (cache) store_vec<T, V>(srow + c * V, v); /* read back by this thread only */
+#pragma unroll
+            for (int j = 0; j < V; j++) s += to_f(v[j]) - x0;
+        }
+        const float mu = x0 + block_sum(s, red) / (float)K;
+        /* second pass: squared deviations from the exact mean (no E[x^2]-E[x]^2) */
+        float ss = 0.f;
+        for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x) {
+            T v[V];
+            load_vec<T, V>((cache ? srow : xr) + c * V, v);
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                float d = to_f(v[j]) - mu;
+                ss += d * d;
+            }
+        }
+        const float var = block_sum(ss, red) / (float)K;
+        const float rs = 1.f / sqrtf(var + eps);
+        if (threadIdx.x == 0) {
+            mean[row] = mu;
+            rstd[row] = rs;
+        }
+        if (!out) continue;
+        T *orow = out + row * K;
+        for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x) {
+            T v[V], g[V], b[V], o[V];
+            load_vec<T, V>((cache ? srow : xr) + c * V, v);
+            if (gamma) load_vec<T, V>(gamma + c * V, g);
+            if (beta) load_vec<T, V>(beta + c * V, b);
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                float gj = gamma ? to_f(g[j]) : 1.f, bj = beta ? to_f(b[j]) : 0.f;
+                o[j] = from_f<T>((to_f(v[j]) - mu) * rs * gj + bj);
+            }
+            store_vec<T, V>(orow + c * V, o);
+        }
+    }
+}
+
+template <typename T>
+static cudaError_t ln_forward_t(const T *x, const T *gamma, const T *beta, T *out, float *mean,
+                                float *rstd, int64_t M, int64_t K, float eps,
+                                const device_info &d, cudaStream_t s) {
+    constexpr int V = vec_elems<T>();
+    bool vec = K % V == 0 && aligned16(x) && aligned16(out) && aligned16(gamma) && aligned16(beta);
+    int64_t nchunks = vec ? K / V : K;
+    int threads = (int)std::min<int64_t>(512, std::max<int64_t>(32, (nchunks + 31) / 32 * 32));
+    size_t row_bytes = (size_t)K * sizeof(T);
+    int cache = row_bytes <= 48 * 1024; /* longer rows are re-read (from L2) instead */
+    unsigned grid = (unsigned)std::min<int64_t>(M, 1 << 20);
+    size_t smem = cache ? row_bytes : 0;
+    if (vec)
+        ln_fwd_kernel<T, V><<<grid, threads, smem, s>>>(x, gamma, beta, out, mean, rstd, M, K,
+                                                        eps, cache);
+    else
+        ln_fwd_kernel<T, 1><<<grid, threads, smem, s>>>(x, gamma, beta, out, mean, rstd, M, K,
+                                                        eps, cache);
+    return cudaGetLastError();
+}
+
+cudaError_t launch_ln_forward(lnl_dtype dt, const void *x, const void *gamma, const void *beta,
+                              void *out, float *mean, float *rstd, int64_t M, int64_t K,
+                              float eps, const device_info &d, cudaStream_t s) {
+    if (M == 0) return cudaSuccess;
+    cudaError_t e = cudaSuccess;
+    LNL_DISPATCH(dt, T,
+                 e = ln_forward_t<T>((const T *)x, (const T *)gamma, (const T *)beta, (T *)out,
+                                     mean, rstd, M, K, eps, d, s));
+    return e;
+}
+
+} // namespace lnl
