@@ -1,0 +1,124 @@
+/*
+ * Internal interface of the CPU backend: the run-time ISA table, the per-call
+ * thread team, and the helpers every CPU file shares. Not installed.
+ */
+#ifndef LNL_CPU_H
+#define LNL_CPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+/* ---- micro-kernels ----
+ * c[MR x NR] (row-major, leading dimension ldc) receives the product of a packed
+ * A sliver (kc columns of MR values) and a packed B sliver (kc rows of NR values).
+ * accumulate != 0: c += ab. Otherwise c = ab, plus bias[0..NR) per column when
+ * bias != NULL. Edge tiles use the same kernel on a scratch tile, so every output
+ * element sees the same sequence of operations wherever it falls. */
+typedef void (*lnl_ukr_f32)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                            int accumulate, const float *bias);
+typedef void (*lnl_ukr_f64)(int64_t kc, const double *a, const double *b, double *c,
+                            int64_t ldc, int accumulate, const double *bias);
+
+/* Register tile (mr x nr) and cache blocking (mc rows of A, kc depth, nc columns of B). */
+typedef struct lnl_blocking {
+    int mr, nr, mc, kc, nc;
+} lnl_blocking;
+
+typedef struct lnl_cpu_isa {
+    const char *name;
+    lnl_ukr_f32 ukr_f32;
+    lnl_blocking blk_f32;
+    lnl_ukr_f64 ukr_f64;
+    lnl_blocking blk_f64;
+} lnl_cpu_isa;
+
+/* Largest mr * nr of any kernel: sizes the scratch tile for edges. */
+#define LNL_UKR_MAX_TILE (16 * 32)
+
+void lnl_ukr_f32_scalar(int64_t, const float *, const float *, float *, int64_t, int, const float *);
+void lnl_ukr_f64_scalar(int64_t, const double *, const double *, double *, int64_t, int, const double *);
+void lnl_ukr_f32_avx2(int64_t, const float *, const float *, float *, int64_t, int, const float *);
+void lnl_ukr_f64_avx2(int64_t, const double *, const double *, double *, int64_t, int, const double *);
+void lnl_ukr_f32_avx512(int64_t, const float *, const float *, float *, int64_t, int, const float *);
+void lnl_ukr_f64_avx512(int64_t, const double *, const double *, double *, int64_t, int, const double *);
+
+/* The best kernels this CPU runs, lowered by LNL_CPU_ISA=scalar|avx2|avx512;
+ * chosen once per process. */
+const lnl_cpu_isa *lnl_cpu_isa_get(void);
+/* "scalar", "avx2" or "avx512": which kernels run (for benchmarks and tests). */
+const char *lnl_cpu_isa_name(void);
+
+/* ---- threads: one team per call, SPMD style ---- */
+typedef struct lnl_team lnl_team;
+typedef struct lnl_par {
+    int tid, nth;
+    lnl_team *team;
+} lnl_par;
+typedef void (*lnl_par_fn)(const lnl_par *par, void *ctx);
+
+/* Runs fn on up to nth threads (the caller is tid 0). If a worker cannot be
+ * started, fewer run: the partitions read par->nth, and results do not depend on it. */
+void lnl_par_run(int nth, lnl_par_fn fn, void *ctx);
+void lnl_par_barrier(const lnl_par *par);
+/* This thread's share [*begin, *end) of [0, n), cut at multiples of align. */
+void lnl_par_range(const lnl_par *par, int64_t n, int64_t align, int64_t *begin, int64_t *end);
+
+/* ---- workspace carving ---- */
+#define LNL_WS_ALIGN 64
+static inline size_t lnl_ws_round(size_t bytes) {
+    return (bytes + LNL_WS_ALIGN - 1) & ~(size_t)(LNL_WS_ALIGN - 1);
+}
+/* Hands out aligned slices of one buffer; with base == NULL it only counts. */
+typedef struct lnl_carver {
+    char *base;
+    size_t used;
+} lnl_carver;
+static inline void *lnl_carve(lnl_carver *cv, size_t bytes) {
+    void *p = cv->base ? cv->base + cv->used : NULL;
+    cv->used += lnl_ws_round(bytes);
+    return p;
+}
+
+/* Problems up to LNL_TINY_MAX_MNK multiply-adds (and K <= LNL_TINY_MAX_K) take the
+ * direct path (small.c): no workspace, no threads, no allocation. Below
+ * LNL_SERIAL_MAX_MNK the GEMM path runs on one thread: starting workers costs more. */
+#define LNL_TINY_MAX_MNK 65536.0
+#define LNL_TINY_MAX_K 2048
+#define LNL_SERIAL_MAX_MNK 2000000.0
+int lnl_cpu_is_tiny(const lnl_problem *p);
+/* p->threads, or 1 when the problem is too small to pay for threads. */
+int lnl_cpu_threads(const lnl_problem *p);
+
+/* Where each scratch array of one call lives (NULL: not part of this layout). */
+typedef struct lnl_cpu_ws {
+    void *mean, *rstd; /* statistics when the caller did not supply/request them */
+    void *lnout;       /* UNFUSED: the whole M x K normalized activation */
+    void *dxhat;       /* backward: rb x K (FUSED) or M x K (UNFUSED) */
+    void *pg, *pb;     /* backward: per-row-block partial dgamma / dbeta, K each */
+    char *gemm;        /* packing buffers, gemm_stride bytes per thread */
+    size_t gemm_stride;
+    int64_t rb;        /* backward row block */
+} lnl_cpu_ws;
+/* Carve base (NULL: only count) for p; returns the bytes needed. */
+size_t lnl_cpu_fwd_layout(const lnl_problem *p, char *base, lnl_cpu_ws *w);
+size_t lnl_cpu_bwd_layout(const lnl_problem *p, char *base, lnl_cpu_ws *w);
+
+void lnl_cpu_forward_f32(const lnl_fwd_args *a, const lnl_cpu_ws *w);
+void lnl_cpu_forward_f64(const lnl_fwd_args *a, const lnl_cpu_ws *w);
+void lnl_cpu_backward_f32(const lnl_bwd_args *a, const lnl_cpu_ws *w);
+void lnl_cpu_backward_f64(const lnl_bwd_args *a, const lnl_cpu_ws *w);
+void lnl_cpu_small_forward_f32(const lnl_fwd_args *a);
+void lnl_cpu_small_forward_f64(const lnl_fwd_args *a);
+void lnl_cpu_small_backward_f32(const lnl_bwd_args *a);
+void lnl_cpu_small_backward_f64(const lnl_bwd_args *a);
+
+/* Rows per block of the fused backward (and of the unfused row pass, so both sum
+ * dgamma/dbeta in the same order). Depends on K only, never on the thread count. */
+int64_t lnl_cpu_row_block(int64_t k);
+
+/* Bytes of one thread's packing buffers for an m x n x k GEMM with blocking b. */
+size_t lnl_gemm_thread_ws(const lnl_blocking *b, size_t elem, int64_t m, int64_t n, int64_t k);
+
+#endif /* LNL_CPU_H */

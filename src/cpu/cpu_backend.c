@@ -1,0 +1,166 @@
+/* The CPU backend's entry points (src/api/internal.h): support check, AUTO's rule,
+ * workspace sizes and layouts, and dispatch by strategy and dtype. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+#include "gemm.h"
+
+static size_t elem_size(const lnl_problem *p) { return p->dtype == LNL_DTYPE_F64 ? 8 : 4; }
+
+static double mnk(const lnl_problem *p) {
+    return (double)p->rows * (double)p->in_features * (double)p->out_features;
+}
+
+static const lnl_blocking *blocking(const lnl_problem *p) {
+    const lnl_cpu_isa *isa = lnl_cpu_isa_get();
+    return p->dtype == LNL_DTYPE_F64 ? &isa->blk_f64 : &isa->blk_f32;
+}
+
+int lnl_cpu_is_tiny(const lnl_problem *p) {
+    return mnk(p) <= LNL_TINY_MAX_MNK && p->in_features <= LNL_TINY_MAX_K;
+}
+
+int lnl_cpu_threads(const lnl_problem *p) {
+    if (mnk(p) < LNL_SERIAL_MAX_MNK || p->threads < 1) return 1;
+    return p->threads;
+}
+
+int64_t lnl_cpu_row_block(int64_t k) {
+    /* Large blocks amortize repacking W for every block of the fused backward (the
+     * repack costs about 1/(2 rb) of the block's flops); the cap keeps rb x K of
+     * dxhat within a few MiB of cache for very wide rows. */
+    int64_t rb = ((int64_t)1 << 22) / k;
+    if (rb > 512) rb = 512;
+    if (rb < 16) rb = 16;
+    return rb / 16 * 16;
+}
+
+lnl_status lnl_cpu_check(const lnl_problem *p) {
+    if (p->dtype == LNL_DTYPE_F32 || p->dtype == LNL_DTYPE_F64) return LNL_STATUS_SUCCESS;
+    return lnl_set_error(LNL_STATUS_UNSUPPORTED,
+                         "CPU backend: dtype %s is not supported on the CPU (use F32 or F64)",
+                         p->dtype == LNL_DTYPE_BF16 ? "BF16" : p->dtype == LNL_DTYPE_F16 ? "F16" : "?");
+}
+
+lnl_strategy lnl_cpu_auto_strategy(const lnl_problem *p) {
+    (void)p;
+    return LNL_STRATEGY_FUSED;
+}
+
+size_t lnl_cpu_fwd_layout(const lnl_problem *p, char *base, lnl_cpu_ws *w) {
+    const int64_t M = p->rows, K = p->in_features, N = p->out_features;
+    const size_t es = elem_size(p);
+    lnl_carver cv = {base, 0};
+    memset(w, 0, sizeof *w);
+    if (M == 0 || lnl_cpu_is_tiny(p)) return 0;
+    int nth = lnl_cpu_threads(p);
+    w->mean = lnl_carve(&cv, (size_t)M * es);
+    w->rstd = lnl_carve(&cv, (size_t)M * es);
+    if (p->strategy == LNL_STRATEGY_UNFUSED) w->lnout = lnl_carve(&cv, (size_t)(M * K) * es);
+    w->gemm_stride = lnl_gemm_thread_ws(blocking(p), es, M, N, K);
+    w->gemm = lnl_carve(&cv, w->gemm_stride * (size_t)nth);
+    return cv.used;
+}
+
+size_t lnl_cpu_bwd_layout(const lnl_problem *p, char *base, lnl_cpu_ws *w) {
+    const int64_t M = p->rows, K = p->in_features, N = p->out_features;
+    const size_t es = elem_size(p);
+    lnl_carver cv = {base, 0};
+    memset(w, 0, sizeof *w);
+    if (M == 0 || lnl_cpu_is_tiny(p)) return 0;
+    int nth = lnl_cpu_threads(p);
+    int fused = p->strategy != LNL_STRATEGY_UNFUSED;
+    w->rb = lnl_cpu_row_block(K);
+    int64_t dxrows = fused ? (M < w->rb ? M : w->rb) : M;
+    w->mean = lnl_carve(&cv, (size_t)M * es);
+    w->rstd = lnl_carve(&cv, (size_t)M * es);
+    if (!fused) w->lnout = lnl_carve(&cv, (size_t)(M * K) * es);
+    w->dxhat = lnl_carve(&cv, (size_t)(dxrows * K) * es);
+    w->pg = lnl_carve(&cv, (size_t)K * es);
+    w->pb = lnl_carve(&cv, (size_t)K * es);
+    size_t g1 = lnl_gemm_thread_ws(blocking(p), es, N, K, M);
+    size_t g2 = lnl_gemm_thread_ws(blocking(p), es, dxrows, K, N);
+    w->gemm_stride = g1 > g2 ? g1 : g2;
+    w->gemm = lnl_carve(&cv, w->gemm_stride * (size_t)nth);
+    return cv.used;
+}
+
+size_t lnl_cpu_forward_workspace_size(const lnl_problem *p) {
+    lnl_cpu_ws w;
+    if (p->strategy == LNL_STRATEGY_REFERENCE) return lnl_reference_forward_workspace_size(p);
+    return lnl_cpu_fwd_layout(p, NULL, &w);
+}
+
+size_t lnl_cpu_backward_workspace_size(const lnl_problem *p) {
+    lnl_cpu_ws w;
+    if (p->strategy == LNL_STRATEGY_REFERENCE) return lnl_reference_backward_workspace_size(p);
+    return lnl_cpu_bwd_layout(p, NULL, &w);
+}
+
+/* The caller's workspace, or a fresh one (*owned) when it gave none. */
+static char *workspace_get(void *given, size_t bytes, char **owned) {
+    *owned = NULL;
+    if (given || bytes == 0) return given;
+    *owned = malloc(bytes);
+    return *owned;
+}
+
+lnl_status lnl_cpu_forward(const lnl_fwd_args *a) {
+    const lnl_problem *p = &a->p;
+    if (p->rows == 0) return LNL_STATUS_SUCCESS;
+    size_t bytes = lnl_cpu_forward_workspace_size(p);
+    char *owned, *ws = workspace_get(a->workspace, bytes, &owned);
+    if (bytes && !ws)
+        return lnl_set_error(LNL_STATUS_OUT_OF_MEMORY, "lnl_forward: cannot allocate %zu bytes of workspace", bytes);
+    int f64 = p->dtype == LNL_DTYPE_F64;
+    if (p->strategy == LNL_STRATEGY_REFERENCE) {
+        lnl_reference_forward(a, ws);
+    } else if (lnl_cpu_is_tiny(p)) {
+        if (f64) lnl_cpu_small_forward_f64(a);
+        else lnl_cpu_small_forward_f32(a);
+    } else {
+        lnl_cpu_ws w;
+        lnl_cpu_fwd_layout(p, ws, &w);
+        if (f64) lnl_cpu_forward_f64(a, &w);
+        else lnl_cpu_forward_f32(a, &w);
+    }
+    free(owned);
+    return LNL_STATUS_SUCCESS;
+}
+
+/* M == 0: no rows contribute, so every requested parameter gradient is zero. */
+static void backward_empty(const lnl_bwd_args *a) {
+    const size_t es = elem_size(&a->p);
+    const size_t K = (size_t)a->p.in_features, N = (size_t)a->p.out_features;
+    if (a->dln_weight) memset(a->dln_weight, 0, K * es);
+    if (a->dln_bias) memset(a->dln_bias, 0, K * es);
+    if (a->dlinear_weight) memset(a->dlinear_weight, 0, N * K * es);
+    if (a->dlinear_bias) memset(a->dlinear_bias, 0, N * es);
+}
+
+lnl_status lnl_cpu_backward(const lnl_bwd_args *a) {
+    const lnl_problem *p = &a->p;
+    if (p->rows == 0) {
+        backward_empty(a);
+        return LNL_STATUS_SUCCESS;
+    }
+    size_t bytes = lnl_cpu_backward_workspace_size(p);
+    char *owned, *ws = workspace_get(a->workspace, bytes, &owned);
+    if (bytes && !ws)
+        return lnl_set_error(LNL_STATUS_OUT_OF_MEMORY, "lnl_backward: cannot allocate %zu bytes of workspace", bytes);
+    int f64 = p->dtype == LNL_DTYPE_F64;
+    if (p->strategy == LNL_STRATEGY_REFERENCE) {
+        lnl_reference_backward(a, ws);
+    } else if (lnl_cpu_is_tiny(p)) {
+        if (f64) lnl_cpu_small_backward_f64(a);
+        else lnl_cpu_small_backward_f32(a);
+    } else {
+        lnl_cpu_ws w;
+        lnl_cpu_bwd_layout(p, ws, &w);
+        if (f64) lnl_cpu_backward_f64(a, &w);
+        else lnl_cpu_backward_f32(a, &w);
+    }
+    free(owned);
+    return LNL_STATUS_SUCCESS;
+}

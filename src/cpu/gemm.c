@@ -1,0 +1,33 @@
+/* The portable half of the GEMM engine: blocking loops and thread split, written
+ * once; the ISA-specific half is the micro-kernel behind lnl_cpu_isa. */
+#include "gemm.h"
+
+size_t lnl_gemm_thread_ws(const lnl_blocking *b, size_t elem, int64_t m, int64_t n, int64_t k) {
+    int64_t kc = k < b->kc ? k : b->kc;
+    int64_t mc = m < b->mc ? m : b->mc;
+    int64_t nc = n < b->nc ? n : b->nc;
+    mc = (mc + b->mr - 1) / b->mr * b->mr;
+    nc = (nc + b->nr - 1) / b->nr * b->nr;
+    if (kc < 1) kc = 1;
+    return lnl_ws_round((size_t)(mc * kc) * elem) + lnl_ws_round((size_t)(kc * nc) * elem);
+}
+
+#define T float
+#define SUF f32
+#define BLK blk_f32
+#define UKR ukr_f32
+#include "gemm_loop_tmpl.h"
+#undef T
+#undef SUF
+#undef BLK
+#undef UKR
+
+#define T double
+#define SUF f64
+#define BLK blk_f64
+#define UKR ukr_f64
+#include "gemm_loop_tmpl.h"
+#undef T
+#undef SUF
+#undef BLK
+#undef UKR

@@ -1,0 +1,42 @@
+/*
+ * The packed GEMM engine: C[m,n] = A[m,k] @ B[k,n] (+ bias[n]), written once for
+ * every transpose through element strides, with an optional LayerNorm applied to
+ * A or B while packing: value = ((v - mean[row]) * rstd[row]) * gamma[col] + beta[col]
+ * where row/col are the operand's own indices (A: i, p; B: p, j). A transformed
+ * operand must be row-contiguous (column stride 1).
+ */
+#ifndef LNL_GEMM_H
+#define LNL_GEMM_H
+
+#include "cpu.h"
+
+#define LNL_GEMM_DECLARE(SUF, T)                                                               \
+    typedef struct lnl_xform_##SUF {                                                           \
+        const T *mean, *rstd;  /* per operand row */                                           \
+        const T *gamma, *beta; /* per operand column; NULL = ones / zeros */                   \
+    } lnl_xform_##SUF;                                                                         \
+    typedef struct lnl_gemm_##SUF {                                                            \
+        int64_t m, n, k;                                                                       \
+        const T *a;                                                                            \
+        int64_t rsa, csa; /* A(i,p) = a[i*rsa + p*csa] */                                      \
+        const lnl_xform_##SUF *xa;                                                             \
+        const T *b;                                                                            \
+        int64_t rsb, csb; /* B(p,j) = b[p*rsb + j*csb] */                                      \
+        const lnl_xform_##SUF *xb;                                                             \
+        T *c;                                                                                  \
+        int64_t ldc;                                                                           \
+        const T *bias; /* per column of C, or NULL */                                          \
+    } lnl_gemm_##SUF;                                                                          \
+    void lnl_pack_a_##SUF(T *dst, const lnl_gemm_##SUF *g, int64_t i0, int64_t mc, int64_t p0, \
+                          int64_t kc, int mr);                                                 \
+    void lnl_pack_b_##SUF(T *dst, const lnl_gemm_##SUF *g, int64_t p0, int64_t kc, int64_t j0, \
+                          int64_t nc, int nr);                                                 \
+    /* This thread's share of the GEMM (split over m or n, never over k), using its own  \
+     * packing buffers at ws + tid * ws_stride. No barrier inside. */                          \
+    void lnl_gemm_##SUF##_run(const lnl_par *par, const lnl_gemm_##SUF *g, char *ws,          \
+                              size_t ws_stride);
+
+LNL_GEMM_DECLARE(f32, float)
+LNL_GEMM_DECLARE(f64, double)
+
+#endif /* LNL_GEMM_H */

@@ -1,0 +1,70 @@
+/* BLIS-style blocking loops, instantiated once per dtype by gemm.c (T, SUF, BLK, UKR
+ * defined). Loop order jc (nc columns) > pc (kc depth) > ic (mc rows) > jr > ir: a
+ * packed kc x nr sliver of B stays in L1 while mc x kc of A streams from L2. */
+#define LP_CAT_(a, b) a##b
+#define LP_CAT(a, b) LP_CAT_(a, b)
+#define GEMM LP_CAT(lnl_gemm_, SUF)
+
+static void LP_CAT(gemm_block_, SUF)(const GEMM *g, int64_t mb, int64_t me, int64_t nb,
+                                     int64_t ne, T *pa, T *pb, const lnl_cpu_isa *isa) {
+    const lnl_blocking *bk = &isa->BLK;
+    const int mr = bk->mr, nr = bk->nr;
+    T edge[LNL_UKR_MAX_TILE];
+    for (int64_t jc = nb; jc < ne; jc += bk->nc) {
+        int64_t nc = ne - jc < bk->nc ? ne - jc : bk->nc;
+        for (int64_t pc = 0; pc < g->k; pc += bk->kc) {
+            int64_t kc = g->k - pc < bk->kc ? g->k - pc : bk->kc;
+            int acc = pc > 0;
+            LP_CAT(lnl_pack_b_, SUF)(pb, g, pc, kc, jc, nc, nr);
+            for (int64_t ic = mb; ic < me; ic += bk->mc) {
+                int64_t mc = me - ic < bk->mc ? me - ic : bk->mc;
+                LP_CAT(lnl_pack_a_, SUF)(pa, g, ic, mc, pc, kc, mr);
+                for (int64_t jr = 0; jr < nc; jr += nr) {
+                    int nn = (int)(nc - jr < nr ? nc - jr : nr);
+                    const T *bias = (!acc && g->bias) ? g->bias + jc + jr : NULL;
+                    for (int64_t ir = 0; ir < mc; ir += mr) {
+                        int mm = (int)(mc - ir < mr ? mc - ir : mr);
+                        T *c = g->c + (ic + ir) * g->ldc + jc + jr;
+                        if (mm == mr && nn == nr) {
+                            isa->UKR(kc, pa + ir * kc, pb + jr * kc, c, g->ldc, acc, bias);
+                            continue;
+                        }
+                        /* Edge: full tile into scratch, then the same combine as the kernel. */
+                        isa->UKR(kc, pa + ir * kc, pb + jr * kc, edge, nr, 0, NULL);
+                        for (int i = 0; i < mm; i++)
+                            for (int j = 0; j < nn; j++) {
+                                T v = edge[i * nr + j];
+                                T *cij = c + i * g->ldc + j;
+                                if (acc) *cij = *cij + v;
+                                else *cij = bias ? v + bias[j] : v;
+                            }
+                    }
+                }
+            }
+        }
+    }
+}
+
+void LP_CAT(LP_CAT(lnl_gemm_, SUF), _run)(const lnl_par *par, const GEMM *g, char *ws,
+                                          size_t ws_stride) {
+    const lnl_cpu_isa *isa = lnl_cpu_isa_get();
+    const lnl_blocking *bk = &isa->BLK;
+    if (g->m <= 0 || g->n <= 0) return;
+    /* Split the larger output dimension: each thread then repacks only the smaller
+     * operand, and no reduction is ever divided between threads. */
+    int64_t mb = 0, me = g->m, nb = 0, ne = g->n;
+    if (g->m >= g->n) lnl_par_range(par, g->m, bk->mr, &mb, &me);
+    else lnl_par_range(par, g->n, bk->nr, &nb, &ne);
+    if (mb >= me || nb >= ne) return;
+    char *mine = ws + (size_t)par->tid * ws_stride;
+    int64_t kc = g->k < bk->kc ? g->k : bk->kc;
+    int64_t mc = me - mb < bk->mc ? me - mb : bk->mc;
+    mc = (mc + bk->mr - 1) / bk->mr * bk->mr;
+    T *pa = (T *)mine;
+    T *pb = (T *)(mine + lnl_ws_round((size_t)(mc * kc) * sizeof(T)));
+    LP_CAT(gemm_block_, SUF)(g, mb, me, nb, ne, pa, pb, isa);
+}
+
+#undef GEMM
+#undef LP_CAT
+#undef LP_CAT_

@@ -1,0 +1,48 @@
+/* Picks the micro-kernels once per process: the best the CPU supports, lowered
+ * (never raised) by LNL_CPU_ISA so tests can exercise every kernel on one host. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+
+/* Blocking: kc * nr of B stays in L1 (16 KiB), mc * kc of A in L2, kc * nc of B in L3.
+ * Tuned on a 2-core AMD EPYC (Zen 3, 32 KiB L1d, 512 KiB L2). */
+static const lnl_cpu_isa isa_scalar = {
+    "scalar", lnl_ukr_f32_scalar, {4, 4, 64, 256, 1024}, lnl_ukr_f64_scalar, {4, 4, 64, 256, 1024}};
+static const lnl_cpu_isa isa_avx2 = {
+    "avx2", lnl_ukr_f32_avx2, {6, 16, 144, 256, 4080}, lnl_ukr_f64_avx2, {6, 8, 96, 256, 2040}};
+static const lnl_cpu_isa isa_avx512 = {
+    "avx512", lnl_ukr_f32_avx512, {12, 32, 144, 256, 4096}, lnl_ukr_f64_avx512, {12, 16, 96, 256, 2048}};
+
+static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
+static const lnl_cpu_isa *isa_chosen = &isa_scalar;
+
+static int isa_rank(const char *name) {
+    if (!name) return 99;
+    if (strcmp(name, "scalar") == 0) return 0;
+    if (strcmp(name, "avx2") == 0) return 1;
+    if (strcmp(name, "avx512") == 0) return 2;
+    return 99;
+}
+
+static void isa_init(void) {
+    int best = 0;
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) best = 1;
+    if (best == 1 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
+        best = 2;
+#endif
+    int want = isa_rank(getenv("LNL_CPU_ISA"));
+    int rank = want < best ? want : best;
+    isa_chosen = rank == 2 ? &isa_avx512 : rank == 1 ? &isa_avx2 : &isa_scalar;
+}
+
+const lnl_cpu_isa *lnl_cpu_isa_get(void) {
+    pthread_once(&isa_once, isa_init);
+    return isa_chosen;
+}
+
+const char *lnl_cpu_isa_name(void) { return lnl_cpu_isa_get()->name; }
