@@ -14,6 +14,16 @@ template <typename T, int V> __device__ __forceinline__ void load_vec(const T *p
         for (int j = 0; j < V; j++) v[j] = p[j];
     }
 }
+/* The same through a generic pointer (the row cache in shared memory, or x). */
+template <typename T, int V> __device__ __forceinline__ void load_vec_any(const T *p, T (&v)[V]) {
+    if constexpr (V * sizeof(T) == 16) {
+        uint4 u = *reinterpret_cast<const uint4 *>(p);
+        memcpy(v, &u, 16);
+    } else {
+#pragma unroll
+        for (int j = 0; j < V; j++) v[j] = p[j];
+    }
+}
 template <typename T, int V> __device__ __forceinline__ void store_vec(T *p, const T (&v)[V]) {
     if constexpr (V * sizeof(T) == 16) {
         uint4 u;
@@ -55,7 +65,7 @@ __global__ void ln_fwd_kernel(const T *__restrict__ x, const T *__restrict__ gam
         float ss = 0.f;
         for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x) {
             T v[V];
-            load_vec<T, V>((cache ? srow : xr) + c * V, v);
+            load_vec_any<T, V>((cache ? srow : xr) + c * V, v);
 #pragma unroll
             for (int j = 0; j < V; j++) {
                 float d = to_f(v[j]) - mu;
@@ -72,7 +82,7 @@ __global__ void ln_fwd_kernel(const T *__restrict__ x, const T *__restrict__ gam
         T *orow = out + row * K;
         for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x) {
             T v[V], g[V], b[V], o[V];
-            load_vec<T, V>((cache ? srow : xr) + c * V, v);
+            load_vec_any<T, V>((cache ? srow : xr) + c * V, v);
             if (gamma) load_vec<T, V>(gamma + c * V, g);
             if (beta) load_vec<T, V>(beta + c * V, b);
 #pragma unroll
