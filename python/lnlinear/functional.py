@@ -26,7 +26,8 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
     check_operands(x, ln_weight, ln_bias, linear_weight, linear_bias)
     if isinstance(eps, bool) or not isinstance(eps, (int, float)):
         raise TypeError(f"eps must be a float, got {type(eps).__name__}")
-    if not (eps > 0 and math.isfinite(eps)):
+    # Comparisons rather than math.isfinite: dynamo traces them (eps may be symbolic).
+    if not (0 < eps < math.inf):
         raise ValueError(f"eps must be positive and finite, got {eps}")
     if not isinstance(recompute, bool):
         raise TypeError(f"recompute must be a bool, got {type(recompute).__name__}")

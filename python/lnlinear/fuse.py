@@ -54,7 +54,8 @@ def _locate(model, item, what):
         raise TypeError(f"{what} must be an nn.Module or a submodule name, got {type(item).__name__}")
     places = []
     for pname, parent in model.named_modules(remove_duplicate=False):
-        for cname, child in parent.named_children():
+        # _modules, not named_children(): the latter hides a second name of one module.
+        for cname, child in parent._modules.items():
             if child is module:
                 places.append((parent, cname, f"{pname}.{cname}" if pname else cname))
     if not places:
@@ -153,9 +154,7 @@ def _check_run(model, pairs, example_inputs, example_kwargs):
                               f"{state['misuse'][idx]} outside {lin_name}")
         if idx in state["bad_input"] or state["ln_calls"][idx] != state["lin_calls"].get(idx, 0):
             raise FusionError(f"{lin_name} is not called exactly once on each output of {ln_name}")
-        if _contains(out, state["outputs"][idx]) or (
-                hasattr(out, "values") and any(_contains(v, state["outputs"][idx])
-                                               for v in out.values())):
+        if _contains(out, state["outputs"][idx]):
             raise FusionError(f"the output of {ln_name} is returned by the model")
 
 
@@ -202,15 +201,15 @@ def fuse_(model, pairs, *, example_inputs=None, example_kwargs=None, recompute=T
     if not resolved:
         return model
 
+    # Build every replacement before touching the model, so a failure leaves it intact
+    # (and a shape mismatch is reported as such, before any tracing).
+    fused = [LayerNormLinear.from_modules(ln, lin, recompute=recompute)
+             for ln, _, lin, _ in resolved]
     _check_fx(model, resolved)
     if example_inputs is not None:
         if not isinstance(example_inputs, tuple):
             example_inputs = (example_inputs,)
         _check_run(model, resolved, example_inputs, example_kwargs)
-
-    # Build every replacement before touching the model, so a failure leaves it intact.
-    fused = [LayerNormLinear.from_modules(ln, lin, recompute=recompute)
-             for ln, _, lin, _ in resolved]
     for (ln, ln_places, lin, lin_places), new in zip(resolved, fused):
         new.train(lin.training)
         for parent, name, _ in ln_places:

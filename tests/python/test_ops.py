@@ -1,0 +1,135 @@
+"""The custom ops themselves: gradcheck, opcheck, empty batches, saved tensors."""
+
+import pytest
+import torch
+
+import lnlinear
+from _util import make_inputs, torch_forward
+from conftest import DEVICE_DTYPES, DEVICES, dtype_id
+
+STRATEGY_AUTO = 0
+
+
+def _leaf(inputs, requires_grad=True):
+    return [None if t is None else t.detach().requires_grad_(requires_grad) for t in inputs]
+
+
+@pytest.mark.parametrize("recompute", [True, False])
+@pytest.mark.parametrize("ln_affine", [True, False])
+def test_gradcheck_float64(recompute, ln_affine):
+    inputs, _ = make_inputs((2, 3), 5, 4, torch.float64, "cpu", ln_affine=ln_affine)
+    inputs = _leaf(inputs)
+
+    def fn(*a):
+        return lnlinear.layernorm_linear(*a, recompute=recompute)
+
+    assert torch.autograd.gradcheck(fn, tuple(inputs), eps=1e-6, atol=1e-8, rtol=1e-6)
+
+
+def _opcheck_cases(device, dtype):
+    for keep in (False, True):
+        for affine in (True, False):
+            inputs, dy = make_inputs((6,), 9, 7, dtype, device, ln_affine=affine)
+            yield inputs, dy, keep
+
+
+@pytest.mark.parametrize("device,dtype", DEVICE_DTYPES, ids=dtype_id)
+def test_opcheck_forward(device, dtype):
+    if dtype not in (torch.float32, torch.float64):
+        pytest.skip("one float32 run per device is enough for the op contract")
+    for inputs, _, keep in _opcheck_cases(device, dtype):
+        for rg in (False, True):
+            args = tuple(_leaf(inputs, rg)) + (1e-5, keep, STRATEGY_AUTO)
+            torch.library.opcheck(torch.ops.lnlinear.forward.default, args)
+
+
+@pytest.mark.parametrize("device,dtype", DEVICE_DTYPES, ids=dtype_id)
+def test_opcheck_backward(device, dtype):
+    if dtype not in (torch.float32, torch.float64):
+        pytest.skip("one float32 run per device is enough for the op contract")
+    for inputs, dy, keep in _opcheck_cases(device, dtype):
+        x, lnw, lnb, w, b = inputs
+        y, mean, rstd, ln_out = torch.ops.lnlinear.forward(x, lnw, lnb, w, b, 1e-5, keep,
+                                                           STRATEGY_AUTO)
+        needs = [True, lnw is not None, lnb is not None, True, True]
+        args = (dy.reshape(6, 7), x, lnw, lnb, w, mean, rstd, ln_out if keep else None,
+                1e-5, STRATEGY_AUTO, needs)
+        torch.library.opcheck(torch.ops.lnlinear.backward.default, args)
+        # mean/rstd omitted: the library recomputes them from x.
+        args = args[:5] + (None, None, None) + args[8:]
+        torch.library.opcheck(torch.ops.lnlinear.backward.default, args)
+
+
+def test_statistics_match_layer_norm():
+    inputs, _ = make_inputs((10,), 33, 8, torch.float32, "cpu")
+    x, lnw, lnb, w, b = inputs
+    y, mean, rstd, ln_out = torch.ops.lnlinear.forward(x, lnw, lnb, w, b, 1e-5, True,
+                                                       STRATEGY_AUTO)
+    _, ref_mean, ref_rstd = torch.ops.aten.native_layer_norm(x, [33], lnw, lnb, 1e-5)
+    torch.testing.assert_close(mean, ref_mean.view(-1))
+    torch.testing.assert_close(rstd, ref_rstd.view(-1))
+    torch.testing.assert_close(ln_out, torch.nn.functional.layer_norm(x, (33,), lnw, lnb))
+    assert mean.dtype == torch.float32
+
+
+@pytest.mark.parametrize("device,dtype", DEVICE_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("lead", [(0,), (0, 5), (3, 0)])
+def test_empty_batch(device, dtype, lead):
+    inputs, _ = make_inputs((1,), 6, 4, dtype, device)
+    inputs = _leaf(inputs)
+    x = torch.empty(*lead, 6, dtype=dtype, device=device, requires_grad=True)
+    y = lnlinear.layernorm_linear(x, *inputs[1:])
+    assert y.shape == (*lead, 4) and y.dtype == dtype
+    y.sum().backward()
+    assert x.grad.shape == x.shape
+    for t in inputs[1:]:
+        assert t.grad is not None and t.grad.shape == t.shape
+        assert not t.grad.any(), "parameter gradients of an empty batch must be zero"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_no_grad_and_inference_mode(device):
+    inputs, _ = make_inputs((3,), 16, 8, torch.float32, device)
+    ref = torch_forward(*inputs)
+    with torch.no_grad():
+        torch.testing.assert_close(lnlinear.layernorm_linear(*inputs), ref)
+    with torch.inference_mode():
+        torch.testing.assert_close(lnlinear.layernorm_linear(*inputs), ref)
+
+
+def test_recompute_changes_what_is_saved():
+    # recompute=False keeps the M x K ln_out alive for the backward; True does not.
+    inputs, _ = make_inputs((64,), 128, 8, torch.float32, "cpu")
+    inputs = _leaf(inputs)
+    saved = {}
+    for recompute in (True, False):
+        sizes = []
+
+        def pack(t):
+            sizes.append(t.numel())
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            lnlinear.layernorm_linear(*inputs, recompute=recompute)
+        saved[recompute] = sizes
+    assert 64 * 128 not in saved[True][1:]  # only x itself is M x K
+    assert saved[False].count(64 * 128) == saved[True].count(64 * 128) + 1
+
+
+def test_backward_uses_grad_output():
+    # A backward that ignored dy (e.g. assumed ones) would pass a .sum() test.
+    inputs, dy = make_inputs((5,), 12, 7, torch.float64, "cpu")
+    inputs = _leaf(inputs)
+    y = lnlinear.layernorm_linear(*inputs)
+    g1 = torch.autograd.grad(y, inputs, dy, retain_graph=True)
+    g2 = torch.autograd.grad(y, inputs, 2 * dy)
+    for a, b in zip(g1, g2):
+        torch.testing.assert_close(2 * a, b)
+
+
+def test_library_enums_match_header():
+    from lnlinear import _clib
+    sizes = {_clib.DTYPE_F32: 4, _clib.DTYPE_F64: 8, _clib.DTYPE_BF16: 2, _clib.DTYPE_F16: 2}
+    for code, size in sizes.items():
+        assert _clib.lib.lnl_dtype_size(code) == size
+    assert lnlinear.library_version() >= (0, 1, 0)
