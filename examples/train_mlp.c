@@ -131,6 +131,17 @@ int main(void) {
             for (int n = 0; n < out; n++) L->b[n] -= lr * L->d_b[n];
         }
     }
+    for (int l = 0; l < LAYERS; l++) {
+        layer *nets[2] = {&teacher[l], &net[l]};
+        for (int i = 0; i < 2; i++) {
+            float *bufs[] = {nets[i]->ln_w, nets[i]->ln_b, nets[i]->w, nets[i]->b, nets[i]->d_ln_w,
+                             nets[i]->d_ln_b, nets[i]->d_w, nets[i]->d_b, nets[i]->out, nets[i]->mean,
+                             nets[i]->rstd};
+            for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++) free(bufs[k]);
+        }
+        free(acts[l]), free(grad_in[l]), free(grad_out[l]);
+    }
+    free(X), free(T);
     double factor = first / recent;
     printf("loss fell from %.5f to %.5f (%.1fx)\n", first, recent, factor);
     if (!(factor >= 10.0)) {
