@@ -20,7 +20,21 @@ static T FN(lanes_total_)(T tot[LANES]) {
     return tot[0];
 }
 
+/* Short rows (tiny problems must cost ~1 us) sum in plain order. */
+static void FN(stats_short_)(const T *x, int64_t k, T eps, T *mean, T *rstd) {
+    T s = 0, v = 0;
+    for (int64_t q = 0; q < k; q++) s += x[q];
+    T mu = s / (T)k;
+    for (int64_t q = 0; q < k; q++) v += (x[q] - mu) * (x[q] - mu);
+    *mean = mu;
+    *rstd = (T)1 / SQRT(v / (T)k + eps);
+}
+
 void FN(lnl_ln_stats_)(const T *x, int64_t k, T eps, T *mean, T *rstd) {
+    if (k <= LANES) {
+        FN(stats_short_)(x, k, eps, mean, rstd);
+        return;
+    }
     T tot[LANES] = {0}, tmp[CHUNK];
     for (int64_t c = 0; c < k; c += CHUNK) FN(lanes_add_)(tot, x + c, k - c < CHUNK ? k - c : CHUNK);
     T mu = FN(lanes_total_)(tot) / (T)k;

@@ -4,14 +4,22 @@
 #define SM_CAT(a, b) SM_CAT_(a, b)
 #define FN(name) SM_CAT(name, SUF)
 
-/* Dot product in 8 fixed lanes (vectorizable, same order on every run). */
-static T FN(dot_)(const T *u, const T *v, int64_t k) {
-    T acc[8] = {0};
-    int64_t q = 0;
-    for (; q + 8 <= k; q += 8)
-        for (int l = 0; l < 8; l++) acc[l] += u[q + l] * v[q + l];
-    for (int l = 0; q < k; q++, l++) acc[l] += u[q] * v[q];
-    return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+/* y[n] = row . w[n] for n in [0, N): each sum runs in plain k order, eight outputs
+ * at a time so that the eight dependency chains overlap. */
+static void FN(row_times_wt_)(T *y, const T *row, const T *w, int64_t k, int64_t nout,
+                              const T *bias) {
+    int64_t n = 0;
+    for (; n + 8 <= nout; n += 8) {
+        T acc[8] = {0};
+        for (int64_t q = 0; q < k; q++)
+            for (int l = 0; l < 8; l++) acc[l] += row[q] * w[(n + l) * k + q];
+        for (int l = 0; l < 8; l++) y[n + l] = bias ? acc[l] + bias[n + l] : acc[l];
+    }
+    for (; n < nout; n++) {
+        T acc = 0;
+        for (int64_t q = 0; q < k; q++) acc += row[q] * w[n * k + q];
+        y[n] = bias ? acc + bias[n] : acc;
+    }
 }
 
 void FN(lnl_cpu_small_forward_)(const lnl_fwd_args *a) {
@@ -29,10 +37,7 @@ void FN(lnl_cpu_small_forward_)(const lnl_fwd_args *a) {
         }
         if (lnout)
             for (int64_t q = 0; q < K; q++) lnout[m * K + q] = row[q];
-        for (int64_t n = 0; n < N; n++) {
-            T v = FN(dot_)(row, w + n * K, K);
-            y[m * N + n] = bias ? v + bias[n] : v;
-        }
+        FN(row_times_wt_)(y + m * N, row, w, K, N, bias);
     }
 }
 
