@@ -92,7 +92,8 @@ typedef struct lnl_problem {
     lnl_dtype dtype;      /* of x, y, all parameters, ln_out and all gradients */
     lnl_device device;
     lnl_strategy strategy;
-    int threads;  /* CPU threads, >= 0; 0 = library default (LNL_NUM_THREADS or the online CPUs) */
+    int threads;  /* CPU threads, >= 0; 0 = library default: LNL_NUM_THREADS or the online
+                     CPUs, read once at the first call */
     void *stream; /* CUDA: a cudaStream_t; NULL = the default stream */
 } lnl_problem;
 

@@ -2,21 +2,29 @@
  * count, then hand one lnl_fwd_args / lnl_bwd_args to the CPU or CUDA backend.
  * Nothing is written to a caller's buffer until every check has passed. */
 #define _POSIX_C_SOURCE 200809L /* sysconf */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "validate.h"
 
+/* The default thread count is read once: sysconf() reads sysfs, several
+ * microseconds that a small problem cannot afford on every call. */
+static int default_threads;
+static pthread_once_t default_threads_once = PTHREAD_ONCE_INIT;
+
+static void init_default_threads(void) {
+    const char *env = getenv("LNL_NUM_THREADS");
+    long v = env ? strtol(env, NULL, 10) : 0;
+    if (v <= 0 || v > 1024) v = sysconf(_SC_NPROCESSORS_ONLN);
+    default_threads = v > 0 ? (int)(v < 1024 ? v : 1024) : 1;
+}
+
 int lnl_resolve_threads(const lnl_problem *p) {
     if (p->threads > 0) return p->threads;
-    const char *env = getenv("LNL_NUM_THREADS");
-    if (env) {
-        long v = strtol(env, NULL, 10);
-        if (v > 0 && v <= 1024) return (int)v;
-    }
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)(n < 1024 ? n : 1024) : 1;
+    pthread_once(&default_threads_once, init_default_threads);
+    return default_threads;
 }
 
 /* p with AUTO resolved and the thread count fixed: what backends see. */
