@@ -1,0 +1,73 @@
+"""Python overhead of one lnlinear forward at a tiny size, against F.layer_norm +
+F.linear. At M=16, K=8, N=16 the arithmetic is negligible, so the time is the cost of
+the call path: argument checks, the custom-op dispatcher, ctypes, allocation.
+
+    PYTHONPATH=python LNLINEAR_LIBRARY=build/liblnlinear.so python3 bench/python_overhead.py
+    python3 bench/python_overhead.py --device cuda --iters 20000
+"""
+
+import argparse
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+
+
+def median_us(fn, iters, repeats, sync):
+    """Median over `repeats` batches of the mean time per call, in microseconds."""
+    for _ in range(min(iters, 200)):
+        fn()
+    sync()
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            fn()
+        sync()
+        samples.append((time.perf_counter() - t0) / iters * 1e6)
+    return statistics.median(samples)
+
+
+def measure(device="cpu", M=16, K=8, N=16, iters=2000, repeats=15, grad=False):
+    import lnlinear
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(M, K, generator=g).to(device)
+    lnw, lnb = torch.randn(K, generator=g).to(device), torch.randn(K, generator=g).to(device)
+    w, b = torch.randn(N, K, generator=g).to(device), torch.randn(N, generator=g).to(device)
+    if grad:
+        for t in (x, lnw, lnb, w, b):
+            t.requires_grad_()
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+
+    def ours():
+        return lnlinear.layernorm_linear(x, lnw, lnb, w, b)
+
+    def theirs():
+        return F.linear(F.layer_norm(x, (K,), lnw, lnb), w, b)
+
+    ctx = torch.enable_grad() if grad else torch.no_grad()
+    with ctx:
+        return {"lnlinear_us": median_us(ours, iters, repeats, sync),
+                "torch_us": median_us(theirs, iters, repeats, sync)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--iters", type=int, default=2000, help="calls per timed batch")
+    ap.add_argument("--repeats", type=int, default=15, help="timed batches (median taken)")
+    ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
+    args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    for grad in (False, True):
+        r = measure(args.device, iters=args.iters, repeats=args.repeats, grad=grad)
+        mode = "forward, autograd recording" if grad else "forward, no_grad"
+        print(f"{args.device} M=16 K=8 N=16 {mode}: lnlinear {r['lnlinear_us']:.1f} us/call, "
+              f"F.layer_norm+F.linear {r['torch_us']:.1f} us/call, "
+              f"overhead {r['lnlinear_us'] - r['torch_us']:+.1f} us")
+
+
+if __name__ == "__main__":
+    main()

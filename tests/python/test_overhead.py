@@ -1,0 +1,28 @@
+"""Python overhead of one forward at M=16, K=8, N=16 against F.layer_norm + F.linear.
+Prints the figures (run with -s); asserts nothing about time, which depends on the
+machine and its load."""
+
+import os
+import sys
+
+import pytest
+
+from conftest import DEVICES
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+import python_overhead  # noqa: E402
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_python_overhead(device):
+    r = python_overhead.measure(device, iters=300, repeats=7)
+    print(f"\noverhead {device} M=16 K=8 N=16 forward (no_grad): lnlinear "
+          f"{r['lnlinear_us']:.1f} us, F.layer_norm+F.linear {r['torch_us']:.1f} us, "
+          f"difference {r['lnlinear_us'] - r['torch_us']:+.1f} us")
+    out_dir = os.environ.get("LNLINEAR_REPORT_DIR")
+    if out_dir:
+        import json
+        os.makedirs(out_dir, exist_ok=True)
+        with open(os.path.join(out_dir, f"python_overhead_{device}.json"), "w") as f:
+            json.dump(dict(r, device=device, M=16, K=8, N=16), f, indent=2)
+    assert r["lnlinear_us"] > 0 and r["torch_us"] > 0
