@@ -201,15 +201,22 @@ def main():
         for dt in ("f32", "bf16", "f16"):
             for strat in ("fused", "unfused"):
                 for mis in (False, True):
-                    c = Case(lib, M, K, N, dt, strat, misalign=mis, offset_rows=True)
-                    errs, same = check(c, reference(c))
+                    try:
+                        c = Case(lib, M, K, N, dt, strat, misalign=mis, offset_rows=True)
+                        errs, same = check(c, reference(c))
+                    except RuntimeError as ex:
+                        fails.append(f"extra {M},{K},{N} {dt} {strat} misalign={mis}: {ex}")
+                        print(f"extra {M},{K},{N} {dt} {strat} mis={int(mis)} ERROR {ex}", flush=True)
+                        continue
                     worst = max(errs.values())
                     ok = worst <= BOUND[dt] and same
                     if not ok:
                         fails.append(f"extra {M},{K},{N} {dt} {strat} misalign={mis}: "
                                      f"{errs} repeat_equal={same}")
                     print(f"extra {M:>6},{K:>6},{N:>6} {dt:>4} {strat:>7} mis={int(mis)} "
-                          f"worst={worst:.2e} det={int(same)} {'ok' if ok else 'FAIL'}", flush=True)
+                          f"worst={worst:.2e} det={int(same)} {'ok' if ok else 'FAIL'}"
+                          + ("" if ok else " " + " ".join(f"{k}={v:.1e}" for k, v in errs.items())),
+                          flush=True)
                     del c
 
     # ---- benchmark shapes: accuracy + timing ----

@@ -28,7 +28,7 @@ lnl_status device_query(device_info *d) {
 /* Workspace layouts. Every region is always reserved (sizes are upper bounds over
  * pointer combinations), so the size query and the call carve identically. */
 struct fwd_layout {
-    float *mean, *rstd;
+    float *mean, *rstd, *shift;
     void *act, *lt;
     size_t total;
 };
@@ -38,6 +38,7 @@ static fwd_layout fwd_carve(const lnl_problem *p, void *base) {
     fwd_layout l;
     l.mean = (float *)c.take((size_t)M * 4);
     l.rstd = (float *)c.take((size_t)M * 4);
+    l.shift = (float *)c.take((size_t)M * 4);
     l.act = p->strategy == LNL_STRATEGY_UNFUSED ? c.take((size_t)M * K * lnl_dtype_size(p->dtype))
                                                 : nullptr;
     l.lt = c.take(LT_WORKSPACE);
@@ -46,7 +47,7 @@ static fwd_layout fwd_carve(const lnl_problem *p, void *base) {
 }
 
 struct bwd_layout {
-    float *mean, *rstd, *part_g, *part_b, *part_db, *part_dw;
+    float *mean, *rstd, *shift, *part_g, *part_b, *part_db, *part_dw;
     void *act, *lt;
     int64_t G, G2;
     int splits;
@@ -61,7 +62,8 @@ static bwd_layout bwd_carve(const lnl_problem *p, const device_info &d, void *ba
     l.splits = p->strategy == LNL_STRATEGY_FUSED ? dw_splits(p->dtype, M, N, K, d) : 1;
     l.mean = (float *)c.take((size_t)M * 4);
     l.rstd = (float *)c.take((size_t)M * 4);
-    l.act = c.take((size_t)M * K * lnl_dtype_size(p->dtype)); /* dxhat; unfused: ln_out first */
+    l.shift = (float *)c.take((size_t)M * 4);
+    l.act = c.take((size_t)M * K * 4); /* float dxhat; unfused: ln_out first */
     l.part_g = (float *)c.take((size_t)l.G * K * 4);
     l.part_b = (float *)c.take((size_t)l.G * K * 4);
     l.part_db = (float *)c.take((size_t)l.G2 * N * 4);
@@ -129,20 +131,29 @@ static lnl_status forward(const lnl_fwd_args *a) {
     /* FUSED with ln_out requested must write LN(x) anyway: then the unfused order is the
      * cheaper one (the GEMM reads what the LayerNorm just wrote). */
     if (p->strategy == LNL_STRATEGY_FUSED && !a->ln_out) {
+        float *shift = p->dtype == LNL_DTYPE_F32 ? l.shift : nullptr;
         CU_TRY("layernorm statistics",
-               launch_ln_forward(p->dtype, a->x, nullptr, nullptr, nullptr, mean, rstd, M, K, eps, d, s));
+               launch_ln_forward(p->dtype, a->x, nullptr, nullptr, nullptr, mean, rstd, shift, M, K,
+                                 eps, d, s));
         CU_TRY("fused forward GEMM",
-               launch_fused_forward_gemm(p->dtype, a->x, mean, rstd, a->ln_weight, a->ln_bias,
+               launch_fused_forward_gemm(p->dtype, a->x, mean, rstd, shift, a->ln_weight, a->ln_bias,
                                          a->linear_weight, a->linear_bias, a->y, M, K, N, s));
         return LNL_STATUS_SUCCESS;
     }
     void *ln_out = a->ln_out ? a->ln_out : l.act;
     CU_TRY("layernorm forward", launch_ln_forward(p->dtype, a->x, a->ln_weight, a->ln_bias, ln_out,
-                                                  mean, rstd, M, K, eps, d, s));
+                                                  mean, rstd, nullptr, M, K, eps, d, s));
     /* column-major view: y^T[N,M] = W[K,N]^T-op @ ln_out^T[K,M] (+ bias per row of y^T) */
-    return lt_matmul(p->dtype, true, false, N, M, K, a->linear_weight, K, ln_out, K, a->y, N,
-                     a->linear_bias ? LT_BIAS : LT_NONE, (void *)a->linear_bias, l.lt,
-                     LT_WORKSPACE, s);
+    if (a->linear_bias) {
+        lnl_status st = lt_matmul(p->dtype, false, true, false, N, M, K, a->linear_weight, K, ln_out,
+                                  K, a->y, N, LT_BIAS, (void *)a->linear_bias, l.lt, LT_WORKSPACE, s);
+        if (st != LNL_STATUS_UNSUPPORTED) return st;
+    }
+    ST_TRY(lt_matmul(p->dtype, false, true, false, N, M, K, a->linear_weight, K, ln_out, K, a->y, N,
+                     LT_NONE, nullptr, l.lt, LT_WORKSPACE, s));
+    if (a->linear_bias)
+        CU_TRY("bias add", launch_add_bias(p->dtype, a->y, a->linear_bias, M, N, s));
+    return LNL_STATUS_SUCCESS;
 }
 
 /* ---- backward ---- */
@@ -171,37 +182,44 @@ static lnl_status backward(const lnl_bwd_args *a) {
     bwd_layout l = bwd_carve(p, d, base);
     const lnl_dtype dt = p->dtype;
     const float *mean = (const float *)a->mean, *rstd = (const float *)a->rstd;
-    if (!mean) {
-        CU_TRY("layernorm statistics", launch_ln_forward(dt, a->x, nullptr, nullptr, nullptr,
-                                                         l.mean, l.rstd, M, K, (float)p->eps, d, s));
-        mean = l.mean;
-        rstd = l.rstd;
+    /* F32 also needs the exact per-row shift (see launch_ln_forward), which the saved
+     * float32 mean cannot give: one statistics pass over x. bf16/f16 skip it when the
+     * statistics are given (their own rounding is far larger). */
+    const float *shift = dt == LNL_DTYPE_F32 ? l.shift : nullptr;
+    if (!mean || shift) {
+        CU_TRY("layernorm statistics",
+               launch_ln_forward(dt, a->x, nullptr, nullptr, nullptr, l.mean, l.rstd, l.shift, M, K,
+                                 (float)p->eps, d, s));
+        if (!mean) {
+            mean = l.mean;
+            rstd = l.rstd;
+        }
     }
     bool db_done = false;
     /* 1. dW = dy^T @ LN(x) (and db with it where cuBLASLt's epilogue can) */
     if (a->dlinear_weight) {
         if (p->strategy == LNL_STRATEGY_FUSED && !a->ln_out) {
             CU_TRY("fused dW GEMM",
-                   launch_fused_dw_gemm(dt, a->dy, a->x, mean, rstd, a->ln_weight, a->ln_bias,
+                   launch_fused_dw_gemm(dt, a->dy, a->x, mean, rstd, shift, a->ln_weight, a->ln_bias,
                                         a->dlinear_weight, l.part_dw, l.splits, M, K, N, s));
         } else {
             const void *ln_out = a->ln_out;
             if (!ln_out) {
                 CU_TRY("layernorm forward (recompute)",
                        launch_ln_forward(dt, a->x, a->ln_weight, a->ln_bias, l.act, l.mean, l.rstd,
-                                         M, K, (float)p->eps, d, s));
+                                         nullptr, M, K, (float)p->eps, d, s));
                 ln_out = l.act;
             }
             /* column-major: dW^T[K,N] = ln_out^T[K,M] @ (dy^T[N,M])^T-op; BGRADB sums op(B) over M */
             lnl_status st = LNL_STATUS_UNSUPPORTED;
             if (a->dlinear_bias) {
-                st = lt_matmul(dt, false, true, K, N, M, ln_out, K, a->dy, N, a->dlinear_weight, K,
+                st = lt_matmul(dt, false, false, true, K, N, M, ln_out, K, a->dy, N, a->dlinear_weight, K,
                                LT_BGRADB, a->dlinear_bias, l.lt, LT_WORKSPACE, s);
                 if (st != LNL_STATUS_SUCCESS && st != LNL_STATUS_UNSUPPORTED) return st;
                 db_done = st == LNL_STATUS_SUCCESS;
             }
             if (!db_done)
-                ST_TRY(lt_matmul(dt, false, true, K, N, M, ln_out, K, a->dy, N, a->dlinear_weight, K,
+                ST_TRY(lt_matmul(dt, false, false, true, K, N, M, ln_out, K, a->dy, N, a->dlinear_weight, K,
                                  LT_NONE, nullptr, l.lt, LT_WORKSPACE, s));
         }
     }
@@ -214,11 +232,11 @@ static lnl_status backward(const lnl_bwd_args *a) {
     /* 3. dxhat = dy @ W, then the LayerNorm backward (reuses the act region) */
     if (a->dx || a->dln_weight || a->dln_bias) {
         /* column-major: dxhat^T[K,M] = W^T[K,N] @ dy^T[N,M] */
-        ST_TRY(lt_matmul(dt, false, false, K, M, N, a->linear_weight, K, a->dy, N, l.act, K, LT_NONE,
-                         nullptr, l.lt, LT_WORKSPACE, s));
+        ST_TRY(lt_matmul(dt, true, false, false, K, M, N, a->linear_weight, K, a->dy, N, l.act, K,
+                         LT_NONE, nullptr, l.lt, LT_WORKSPACE, s));
         const bool parts = a->dln_weight || a->dln_bias;
         CU_TRY("layernorm backward",
-               launch_ln_backward(dt, l.act, a->x, mean, rstd, a->ln_weight, a->dx,
+               launch_ln_backward(dt, (const float *)l.act, a->x, mean, rstd, shift, a->ln_weight, a->dx,
                                   parts ? l.part_g : nullptr, parts ? l.part_b : nullptr, M, K, l.G,
                                   d, s));
         if (a->dln_weight)

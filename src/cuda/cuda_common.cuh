@@ -97,13 +97,20 @@ int dw_splits(lnl_dtype dt, int64_t M, int64_t N, int64_t K, const device_info &
 /* ---- kernels' host launchers (return cudaGetLastError()) ---- */
 /* LayerNorm forward: mean/rstd (float, always written) and, when out != NULL, the
  * normalized row. gamma/beta may be NULL (ones/zeros). */
+/* shift (optional) receives mean - x[row][0] in float: kernels that rebuild
+ * x - mean as (x - x[row][0]) - shift keep float32 precision on rows whose mean is
+ * far larger than their spread (float32 storage of such a mean alone is off by
+ * up to half an ulp of the mean). Used for F32, where that error would show. */
 cudaError_t launch_ln_forward(lnl_dtype dt, const void *x, const void *gamma, const void *beta,
-                              void *out, float *mean, float *rstd, int64_t M, int64_t K,
-                              float eps, const device_info &d, cudaStream_t s);
+                              void *out, float *mean, float *rstd, float *shift, int64_t M,
+                              int64_t K, float eps, const device_info &d, cudaStream_t s);
+/* y[m, n] += bias[n] (when cuBLASLt cannot fuse the bias, e.g. a misaligned one). */
+cudaError_t launch_add_bias(lnl_dtype dt, void *y, const void *bias, int64_t M, int64_t N,
+                            cudaStream_t s);
 /* LayerNorm backward from dxhat [M,K]: dx (optional), and per-block float partials
  * of dgamma/dbeta ([G,K] each, optional) reduced later by launch_reduce_partials. */
-cudaError_t launch_ln_backward(lnl_dtype dt, const void *dxhat, const void *x, const float *mean,
-                               const float *rstd, const void *gamma, void *dx, float *part_g,
+cudaError_t launch_ln_backward(lnl_dtype dt, const float *dxhat, const void *x, const float *mean,
+                               const float *rstd, const float *shift, const void *gamma, void *dx, float *part_g,
                                float *part_b, int64_t M, int64_t K, int64_t G,
                                const device_info &d, cudaStream_t s);
 /* out[l] = sum_{g<G} part[g*L + l] in order g = 0..G-1, stored as dtype. */
@@ -114,23 +121,23 @@ cudaError_t launch_colsum_partials(lnl_dtype dt, const void *dy, int64_t M, int6
                                    float *part, cudaStream_t s);
 /* y = LN(x) @ W^T + b with LN applied while loading x (mean/rstd precomputed). */
 cudaError_t launch_fused_forward_gemm(lnl_dtype dt, const void *x, const float *mean,
-                                      const float *rstd, const void *gamma, const void *beta,
+                                      const float *rstd, const float *shift, const void *gamma, const void *beta,
                                       const void *W, const void *bias, void *y, int64_t M,
                                       int64_t K, int64_t N, cudaStream_t s);
 /* dW = dy^T @ LN(x), LN rebuilt while loading x; splits > 1 writes float partials
  * [splits,N,K] to part and reduces them in order. */
 cudaError_t launch_fused_dw_gemm(lnl_dtype dt, const void *dy, const void *x, const float *mean,
-                                 const float *rstd, const void *gamma, const void *beta, void *dW,
+                                 const float *rstd, const float *shift, const void *gamma, const void *beta, void *dW,
                                  float *part, int splits, int64_t M, int64_t K, int64_t N,
                                  cudaStream_t s);
 
 /* ---- cuBLASLt (gemm_cublaslt.cu) ---- */
 enum lt_epilogue { LT_NONE, LT_BIAS, LT_BGRADB };
 /* Column-major D[m,n] = op(A)[m,k] @ op(B)[k,n] (+ epilogue), all of dtype, fp32
- * accumulation (true fp32 for F32). bias: the bias (LT_BIAS) or the bias gradient
+ * accumulation (true fp32 for F32); D is float32 when d_f32. bias: the bias (LT_BIAS) or the bias gradient
  * output (LT_BGRADB). Returns LNL_STATUS_UNSUPPORTED when no algorithm serves the
  * epilogue (the caller falls back), DEVICE_ERROR on failure. */
-lnl_status lt_matmul(lnl_dtype dt, bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+lnl_status lt_matmul(lnl_dtype dt, bool d_f32, bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                      const void *A, int64_t lda, const void *B, int64_t ldb, void *D, int64_t ldd,
                      lt_epilogue epi, void *bias, void *lt_ws, size_t lt_ws_bytes,
                      cudaStream_t s);

@@ -22,7 +22,7 @@ int dw_splits(lnl_dtype dt, int64_t M, int64_t N, int64_t K, const device_info &
 
 template <typename T>
 static cudaError_t fused_dw_t(const T *dy, const T *x, const float *mean, const float *rstd,
-                              const T *gamma, const T *beta, T *dW, float *part, int splits,
+                              const float *shift, const T *gamma, const T *beta, T *dW, float *part, int splits,
                               int64_t M, int64_t K, int64_t N, cudaStream_t s) {
     const bool f32 = std::is_same<T, float>::value;
     const int64_t bk = f32 ? SG_BK : TC_BK;
@@ -30,7 +30,7 @@ static cudaError_t fused_dw_t(const T *dy, const T *x, const float *mean, const 
     float *pz = splits > 1 ? part : nullptr;
     if constexpr (std::is_same<T, float>::value) {
         dim3 grid((unsigned)((N + SG_BM - 1) / SG_BM), (unsigned)((K + SG_BN - 1) / SG_BN), splits);
-        simt_ln_gemm_kernel<MODE_DW><<<grid, SG_THREADS, 0, s>>>(dy, x, mean, rstd, gamma, beta,
+        simt_ln_gemm_kernel<MODE_DW><<<grid, SG_THREADS, 0, s>>>(dy, x, mean, rstd, shift, gamma, beta,
                                                                  nullptr, dW, pz, M, K, N, per);
     } else {
         dim3 grid((unsigned)((N + TC_BM - 1) / TC_BM), (unsigned)((K + TC_BN - 1) / TC_BN), splits);
@@ -52,12 +52,13 @@ static cudaError_t fused_dw_t(const T *dy, const T *x, const float *mean, const 
 }
 
 cudaError_t launch_fused_dw_gemm(lnl_dtype dt, const void *dy, const void *x, const float *mean,
-                                 const float *rstd, const void *gamma, const void *beta, void *dW,
+                                 const float *rstd, const float *shift, const void *gamma,
+                                 const void *beta, void *dW,
                                  float *part, int splits, int64_t M, int64_t K, int64_t N,
                                  cudaStream_t s) {
     cudaError_t e = cudaSuccess;
     LNL_DISPATCH(dt, T,
-                 e = fused_dw_t<T>((const T *)dy, (const T *)x, mean, rstd, (const T *)gamma,
+                 e = fused_dw_t<T>((const T *)dy, (const T *)x, mean, rstd, shift, (const T *)gamma,
                                    (const T *)beta, (T *)dW, part, splits, M, K, N, s));
     return e;
 }

@@ -5,12 +5,13 @@
 namespace lnl {
 
 template <typename T>
-static cudaError_t fused_forward_t(const T *x, const float *mean, const float *rstd, const T *gamma,
+static cudaError_t fused_forward_t(const T *x, const float *mean, const float *rstd,
+                                   const float *shift, const T *gamma,
                                    const T *beta, const T *W, const T *bias, T *y, int64_t M,
                                    int64_t K, int64_t N, cudaStream_t s) {
     if constexpr (std::is_same<T, float>::value) {
         dim3 grid((unsigned)((M + SG_BM - 1) / SG_BM), (unsigned)((N + SG_BN - 1) / SG_BN));
-        simt_ln_gemm_kernel<MODE_FWD><<<grid, SG_THREADS, 0, s>>>(x, W, mean, rstd, gamma, beta,
+        simt_ln_gemm_kernel<MODE_FWD><<<grid, SG_THREADS, 0, s>>>(x, W, mean, rstd, shift, gamma, beta,
                                                                   bias, y, nullptr, M, K, N, 0);
     } else {
         dim3 grid((unsigned)((M + TC_BM - 1) / TC_BM), (unsigned)((N + TC_BN - 1) / TC_BN));
@@ -26,13 +27,14 @@ static cudaError_t fused_forward_t(const T *x, const float *mean, const float *r
 }
 
 cudaError_t launch_fused_forward_gemm(lnl_dtype dt, const void *x, const float *mean,
-                                      const float *rstd, const void *gamma, const void *beta,
+                                      const float *rstd, const float *shift, const void *gamma,
+                                      const void *beta,
                                       const void *W, const void *bias, void *y, int64_t M,
                                       int64_t K, int64_t N, cudaStream_t s) {
     if (M == 0) return cudaSuccess;
     cudaError_t e = cudaSuccess;
     LNL_DISPATCH(dt, T,
-                 e = fused_forward_t<T>((const T *)x, mean, rstd, (const T *)gamma,
+                 e = fused_forward_t<T>((const T *)x, mean, rstd, shift, (const T *)gamma,
                                         (const T *)beta, (const T *)W, (const T *)bias, (T *)y, M,
                                         K, N, s));
     return e;

@@ -41,7 +41,15 @@ struct lt_descs {
                                  #call, (int)st_);                                             \
     } while (0)
 
-lnl_status lt_matmul(lnl_dtype dt, bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+/* Largest power of two (<= 256) dividing the address: cuBLASLt must be told, or it
+ * may pick a kernel that needs 16-byte alignment and fail on a misaligned view. */
+static uint32_t alignment_of(const void *p) {
+    uint32_t a = 256;
+    while (a > 1 && ((uintptr_t)p % a) != 0) a >>= 1;
+    return a;
+}
+
+lnl_status lt_matmul(lnl_dtype dt, bool d_f32, bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                      const void *A, int64_t lda, const void *B, int64_t ldb, void *D, int64_t ldd,
                      lt_epilogue epi, void *bias, void *lt_ws, size_t lt_ws_bytes,
                      cudaStream_t s) {
@@ -69,24 +77,35 @@ lnl_status lt_matmul(lnl_dtype dt, bool transA, bool transB, int64_t m, int64_t 
     }
     LT_TRY(cublasLtMatrixLayoutCreate(&ds.a, ty, transA ? k : m, transA ? m : k, lda));
     LT_TRY(cublasLtMatrixLayoutCreate(&ds.b, ty, transB ? n : k, transB ? k : n, ldb));
-    LT_TRY(cublasLtMatrixLayoutCreate(&ds.d, ty, m, n, ldd));
+    LT_TRY(cublasLtMatrixLayoutCreate(&ds.d, d_f32 ? CUDA_R_32F : ty, m, n, ldd));
     LT_TRY(cublasLtMatmulPreferenceCreate(&ds.pref));
     uint64_t wsb = lt_ws_bytes;
     LT_TRY(cublasLtMatmulPreferenceSetAttribute(ds.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                 &wsb, sizeof wsb));
+    const uint32_t al[4] = {alignment_of(A), alignment_of(B), alignment_of(D), alignment_of(D)};
+    const cublasLtMatmulPreferenceAttributes_t which[4] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    for (int i = 0; i < 4; i++)
+        LT_TRY(cublasLtMatmulPreferenceSetAttribute(ds.pref, which[i], &al[i], sizeof al[i]));
     cublasLtMatmulHeuristicResult_t res;
     int found = 0;
     cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(h, ds.op, ds.a, ds.b, ds.d, ds.d, ds.pref, 1,
                                                        &res, &found);
     if (st != CUBLAS_STATUS_SUCCESS || found == 0) {
-        if (epi == LT_BGRADB) return LNL_STATUS_UNSUPPORTED; /* caller sums columns itself */
+        if (epi != LT_NONE) return LNL_STATUS_UNSUPPORTED; /* caller does the epilogue itself */
         return lnl_set_error(LNL_STATUS_DEVICE_ERROR,
                              "cuBLASLt: no algorithm for %lldx%lldx%lld (status %d)", (long long)m,
                              (long long)n, (long long)k, (int)st);
     }
     const float alpha = 1.f, beta = 0.f;
-    LT_TRY(cublasLtMatmul(h, ds.op, &alpha, A, ds.a, B, ds.b, &beta, D, ds.d, D, ds.d, &res.algo,
-                          lt_ws, lt_ws_bytes, s));
+    st = cublasLtMatmul(h, ds.op, &alpha, A, ds.a, B, ds.b, &beta, D, ds.d, D, ds.d, &res.algo,
+                        lt_ws, lt_ws_bytes, s);
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED && epi != LT_NONE) return LNL_STATUS_UNSUPPORTED;
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return lnl_set_error(LNL_STATUS_DEVICE_ERROR,
+                             "cuBLASLt: cublasLtMatmul %lldx%lldx%lld failed (status %d)",
+                             (long long)m, (long long)n, (long long)k, (int)st);
     return LNL_STATUS_SUCCESS;
 }
 

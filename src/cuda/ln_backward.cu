@@ -6,10 +6,15 @@
 
 namespace lnl {
 
+/* V elements; 16-byte loads when V * sizeof(T) is a multiple of 16 (float dxhat
+ * rows take two per bf16 chunk). */
 template <typename T, int V> __device__ __forceinline__ void ldv(const T *p, T (&v)[V]) {
-    if constexpr (V * sizeof(T) == 16) {
-        uint4 u = __ldg(reinterpret_cast<const uint4 *>(p));
-        memcpy(v, &u, 16);
+    if constexpr (V * sizeof(T) % 16 == 0) {
+#pragma unroll
+        for (int q = 0; q < (int)(V * sizeof(T) / 16); q++) {
+            uint4 u = __ldg(reinterpret_cast<const uint4 *>(p) + q);
+            memcpy(reinterpret_cast<char *>(v) + 16 * q, &u, 16);
+        }
     } else {
 #pragma unroll
         for (int j = 0; j < V; j++) v[j] = p[j];
@@ -20,8 +25,9 @@ template <typename T, int V> __device__ __forceinline__ void ldv(const T *p, T (
  * touched by the thread that owns k's chunk, so they need no barrier: they live in
  * shared memory when 2*K floats fit, else directly in the block's global slice. */
 template <typename T, int V>
-__global__ void ln_bwd_kernel(const T *__restrict__ dxhat, const T *__restrict__ x,
+__global__ void ln_bwd_kernel(const float *__restrict__ dxhat, const T *__restrict__ x,
                               const float *__restrict__ mean, const float *__restrict__ rstd,
+                              const float *__restrict__ shift,
                               const T *__restrict__ gamma, T *__restrict__ dx,
                               float *__restrict__ part_g, float *__restrict__ part_b, int64_t M,
                               int64_t K, int smem_parts) {
@@ -38,17 +44,21 @@ __global__ void ln_bwd_kernel(const T *__restrict__ dxhat, const T *__restrict__
 #pragma unroll
             for (int j = 0; j < V; j++) pg[c * V + j] = pb[c * V + j] = 0.f;
     for (int64_t row = r0; row < r1; row++) {
-        const T *dr = dxhat + row * K, *xr = x + row * K;
-        const float mu = mean[row], rs = rstd[row];
+        const float *dr = dxhat + row * K;
+        const T *xr = x + row * K;
+        /* x - mean as (x - x0) - shift when the exact shift is known (F32) */
+        const float x0 = shift ? to_f(xr[0]) : mean[row], dm = shift ? shift[row] : 0.f;
+        const float rs = rstd[row];
         float s1 = 0.f, s2 = 0.f;
         for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x) {
-            T dv[V], xv[V], gv[V];
-            ldv<T, V>(dr + c * V, dv);
+            float dv[V];
+            T xv[V], gv[V];
+            ldv<float, V>(dr + c * V, dv);
             ldv<T, V>(xr + c * V, xv);
             if (gamma) ldv<T, V>(gamma + c * V, gv);
 #pragma unroll
             for (int j = 0; j < V; j++) {
-                float dh = to_f(dv[j]), xh = (to_f(xv[j]) - mu) * rs;
+                float dh = dv[j], xh = ((to_f(xv[j]) - x0) - dm) * rs;
                 float g = dh * (gamma ? to_f(gv[j]) : 1.f);
                 s1 += g;
                 s2 += g * xh;
@@ -63,14 +73,15 @@ __global__ void ln_bwd_kernel(const T *__restrict__ dxhat, const T *__restrict__
         T *dxr = dx + row * K;
         /* second pass re-reads the row this block just read (L1/L2 hits) */
         for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x) {
-            T dv[V], xv[V], gv[V], o[V];
-            ldv<T, V>(dr + c * V, dv);
+            float dv[V];
+            T xv[V], gv[V], o[V];
+            ldv<float, V>(dr + c * V, dv);
             ldv<T, V>(xr + c * V, xv);
             if (gamma) ldv<T, V>(gamma + c * V, gv);
 #pragma unroll
             for (int j = 0; j < V; j++) {
-                float xh = (to_f(xv[j]) - mu) * rs;
-                float g = to_f(dv[j]) * (gamma ? to_f(gv[j]) : 1.f);
+                float xh = ((to_f(xv[j]) - x0) - dm) * rs;
+                float g = dv[j] * (gamma ? to_f(gv[j]) : 1.f);
                 o[j] = from_f<T>(rs * (g - c1 - xh * c2));
             }
             if constexpr (V * sizeof(T) == 16) {
@@ -97,8 +108,8 @@ int64_t ln_bwd_grid(int64_t M, const device_info &d) {
 }
 
 template <typename T>
-static cudaError_t ln_backward_t(const T *dxhat, const T *x, const float *mean, const float *rstd,
-                                 const T *gamma, T *dx, float *part_g, float *part_b, int64_t M,
+static cudaError_t ln_backward_t(const float *dxhat, const T *x, const float *mean,
+                                 const float *rstd, const float *shift, const T *gamma, T *dx, float *part_g, float *part_b, int64_t M,
                                  int64_t K, int64_t G, const device_info &d, cudaStream_t s) {
     constexpr int V = vec_elems<T>();
     bool vec = K % V == 0 && aligned16(dxhat) && aligned16(x) && aligned16(gamma) && aligned16(dx);
@@ -113,19 +124,19 @@ static cudaError_t ln_backward_t(const T *dxhat, const T *x, const float *mean, 
                                              (int)smem);
         if (e != cudaSuccess) return e;
     }
-    kern<<<(unsigned)G, threads, smem, s>>>(dxhat, x, mean, rstd, gamma, dx, part_g, part_b, M, K,
+    kern<<<(unsigned)G, threads, smem, s>>>(dxhat, x, mean, rstd, shift, gamma, dx, part_g, part_b, M, K,
                                             smem_parts);
     return cudaGetLastError();
 }
 
-cudaError_t launch_ln_backward(lnl_dtype dt, const void *dxhat, const void *x, const float *mean,
-                               const float *rstd, const void *gamma, void *dx, float *part_g,
+cudaError_t launch_ln_backward(lnl_dtype dt, const float *dxhat, const void *x, const float *mean,
+                               const float *rstd, const float *shift, const void *gamma, void *dx, float *part_g,
                                float *part_b, int64_t M, int64_t K, int64_t G,
                                const device_info &d, cudaStream_t s) {
     if (M == 0) return cudaSuccess;
     cudaError_t e = cudaSuccess;
     LNL_DISPATCH(dt, T,
-                 e = ln_backward_t<T>((const T *)dxhat, (const T *)x, mean, rstd, (const T *)gamma,
+                 e = ln_backward_t<T>(dxhat, (const T *)x, mean, rstd, shift, (const T *)gamma,
                                       (T *)dx, part_g, part_b, M, K, G, d, s));
     return e;
 }

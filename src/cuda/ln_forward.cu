@@ -40,7 +40,8 @@ template <typename T, int V> __device__ __forceinline__ void store_vec(T *p, con
 template <typename T, int V>
 __global__ void ln_fwd_kernel(const T *__restrict__ x, const T *__restrict__ gamma,
                               const T *__restrict__ beta, T *__restrict__ out,
-                              float *__restrict__ mean, float *__restrict__ rstd, int64_t M,
+                              float *__restrict__ mean, float *__restrict__ rstd,
+                              float *__restrict__ shift, int64_t M,
                               int64_t K, float eps, int cache) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     __shared__ float red[32];
@@ -60,7 +61,7 @@ __global__ void ln_fwd_kernel(const T *__restrict__ x, const T *__restrict__ gam
 #pragma unroll
             for (int j = 0; j < V; j++) s += to_f(v[j]) - x0;
         }
-        const float mu = x0 + block_sum(s, red) / (float)K;
+        const float dm = block_sum(s, red) / (float)K, mu = x0 + dm; /* dm = mean - x0 */
         /* second pass: squared deviations from the exact mean (no E[x^2]-E[x]^2) */
         float ss = 0.f;
         for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x) {
@@ -68,7 +69,7 @@ __global__ void ln_fwd_kernel(const T *__restrict__ x, const T *__restrict__ gam
             load_vec_any<T, V>((cache ? srow : xr) + c * V, v);
 #pragma unroll
             for (int j = 0; j < V; j++) {
-                float d = to_f(v[j]) - mu;
+                float d = (to_f(v[j]) - x0) - dm;
                 ss += d * d;
             }
         }
@@ -77,6 +78,7 @@ __global__ void ln_fwd_kernel(const T *__restrict__ x, const T *__restrict__ gam
         if (threadIdx.x == 0) {
             mean[row] = mu;
             rstd[row] = rs;
+            if (shift) shift[row] = dm;
         }
         if (!out) continue;
         T *orow = out + row * K;
@@ -88,7 +90,7 @@ __global__ void ln_fwd_kernel(const T *__restrict__ x, const T *__restrict__ gam
 #pragma unroll
             for (int j = 0; j < V; j++) {
                 float gj = gamma ? to_f(g[j]) : 1.f, bj = beta ? to_f(b[j]) : 0.f;
-                o[j] = from_f<T>((to_f(v[j]) - mu) * rs * gj + bj);
+                o[j] = from_f<T>(((to_f(v[j]) - x0) - dm) * rs * gj + bj);
             }
             store_vec<T, V>(orow + c * V, o);
         }
@@ -97,7 +99,7 @@ __global__ void ln_fwd_kernel(const T *__restrict__ x, const T *__restrict__ gam
 
 template <typename T>
 static cudaError_t ln_forward_t(const T *x, const T *gamma, const T *beta, T *out, float *mean,
-                                float *rstd, int64_t M, int64_t K, float eps,
+                                float *rstd, float *shift, int64_t M, int64_t K, float eps,
                                 const device_info &d, cudaStream_t s) {
     constexpr int V = vec_elems<T>();
     bool vec = K % V == 0 && aligned16(x) && aligned16(out) && aligned16(gamma) && aligned16(beta);
@@ -108,23 +110,39 @@ static cudaError_t ln_forward_t(const T *x, const T *gamma, const T *beta, T *ou
     unsigned grid = (unsigned)std::min<int64_t>(M, 1 << 20);
     size_t smem = cache ? row_bytes : 0;
     if (vec)
-        ln_fwd_kernel<T, V><<<grid, threads, smem, s>>>(x, gamma, beta, out, mean, rstd, M, K,
+        ln_fwd_kernel<T, V><<<grid, threads, smem, s>>>(x, gamma, beta, out, mean, rstd, shift, M, K,
                                                         eps, cache);
     else
-        ln_fwd_kernel<T, 1><<<grid, threads, smem, s>>>(x, gamma, beta, out, mean, rstd, M, K,
+        ln_fwd_kernel<T, 1><<<grid, threads, smem, s>>>(x, gamma, beta, out, mean, rstd, shift, M, K,
                                                         eps, cache);
     return cudaGetLastError();
 }
 
 cudaError_t launch_ln_forward(lnl_dtype dt, const void *x, const void *gamma, const void *beta,
-                              void *out, float *mean, float *rstd, int64_t M, int64_t K,
-                              float eps, const device_info &d, cudaStream_t s) {
+                              void *out, float *mean, float *rstd, float *shift, int64_t M,
+                              int64_t K, float eps, const device_info &d, cudaStream_t s) {
     if (M == 0) return cudaSuccess;
     cudaError_t e = cudaSuccess;
     LNL_DISPATCH(dt, T,
                  e = ln_forward_t<T>((const T *)x, (const T *)gamma, (const T *)beta, (T *)out,
-                                     mean, rstd, M, K, eps, d, s));
+                                     mean, rstd, shift, M, K, eps, d, s));
     return e;
+}
+
+template <typename T>
+__global__ void add_bias_kernel(T *__restrict__ y, const T *__restrict__ bias, int64_t M, int64_t N) {
+    const int64_t total = M * N;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+         i += (int64_t)gridDim.x * blockDim.x)
+        y[i] = from_f<T>(to_f(y[i]) + to_f(bias[i % N]));
+}
+
+cudaError_t launch_add_bias(lnl_dtype dt, void *y, const void *bias, int64_t M, int64_t N,
+                            cudaStream_t s) {
+    if (M == 0) return cudaSuccess;
+    unsigned grid = (unsigned)std::min<int64_t>((M * N + 255) / 256, 1 << 16);
+    LNL_DISPATCH(dt, T, add_bias_kernel<T><<<grid, 256, 0, s>>>((T *)y, (const T *)bias, M, N));
+    return cudaGetLastError();
 }
 
 } // namespace lnl

@@ -262,7 +262,7 @@ template <int MODE>
 __global__ void __launch_bounds__(SG_THREADS)
 simt_ln_gemm_kernel(const float *__restrict__ aop, const float *__restrict__ bop,
                     const float *__restrict__ mean, const float *__restrict__ rstd,
-                    const float *__restrict__ gamma, const float *__restrict__ beta,
+                    const float *__restrict__ shift, const float *__restrict__ gamma, const float *__restrict__ beta,
                     const float *__restrict__ bias, float *__restrict__ out,
                     float *__restrict__ part, int64_t M, int64_t K, int64_t N,
                     int64_t red_per_split) {
@@ -288,7 +288,7 @@ simt_ln_gemm_kernel(const float *__restrict__ aop, const float *__restrict__ bop
                 const int64_t gk = kt + k, gm = t0 + r, gn = u0 + r;
                 float xv = gm < M && gk < K ? aop[gm * K + gk] : 0.f;
                 ra[j] = gm < M && gk < K
-                            ? (xv - mean[gm]) * rstd[gm] * (gamma ? gamma[gk] : 1.f) + (beta ? beta[gk] : 0.f)
+                            ? (shift ? (xv - aop[gm * K]) - shift[gm] : xv - mean[gm]) * rstd[gm] * (gamma ? gamma[gk] : 1.f) + (beta ? beta[gk] : 0.f)
                             : 0.f;
                 rb[j] = gn < N && gk < K ? bop[gn * K + gk] : 0.f;
             } else {
@@ -297,7 +297,7 @@ simt_ln_gemm_kernel(const float *__restrict__ aop, const float *__restrict__ bop
                 ra[j] = m < rend && gn < N ? aop[m * N + gn] : 0.f;
                 float xv = m < rend && gk < K ? bop[m * K + gk] : 0.f;
                 rb[j] = m < rend && gk < K
-                            ? (xv - mean[m]) * rstd[m] * (gamma ? gamma[gk] : 1.f) + (beta ? beta[gk] : 0.f)
+                            ? (shift ? (xv - bop[m * K]) - shift[m] : xv - mean[m]) * rstd[m] * (gamma ? gamma[gk] : 1.f) + (beta ? beta[gk] : 0.f)
                             : 0.f;
             }
         }
