@@ -109,7 +109,8 @@ LNL_API lnl_status lnl_forward(const lnl_problem *p, const void *x, const void *
 
 /* Backward of lnl_forward for all five inputs, given dy [M,N]. Every gradient
  * pointer may be NULL (not computed); gradients are overwritten, never accumulated.
- * A gradient of an absent (NULL) parameter is INVALID_ARGUMENT. mean and rstd are
+ * dln_weight without ln_weight, or dln_bias without ln_bias, is INVALID_ARGUMENT;
+ * dlinear_bias (the column sums of dy) needs no linear_bias and is always allowed. mean and rstd are
  * both given (from the forward) or both NULL (recomputed from x). ln_out, if given,
  * is used instead of rebuilding the normalized activation; x is still required when
  * dx, dln_weight or mean/rstd recomputation needs it (always pass it). */
