@@ -6,6 +6,7 @@ saved statistics and the workspace, so the caching allocator and stream semantic
 PyTorch apply; the C library only ever sees raw pointers.
 """
 
+import contextlib
 import ctypes
 from typing import List, Optional, Tuple
 
@@ -158,6 +159,9 @@ class _DeviceGuard:
             torch.cuda.set_device(self.prev)
 
 
+_NO_GUARD = contextlib.nullcontext()
+
+
 def _workspace(size_fn, p, device):
     nbytes = size_fn(ctypes.byref(p))
     if nbytes == 0:
@@ -185,7 +189,7 @@ def _forward(x: Tensor, ln_weight: Optional[Tensor], ln_bias: Optional[Tensor],
     if M == 0:
         return y, mean, rstd, ln_out
     p = _problem(x, N, eps, strategy)
-    with _DeviceGuard(x.device):
+    with _DeviceGuard(x.device) if x.is_cuda else _NO_GUARD:
         ws, ws_bytes = _workspace(_clib.lib.lnl_forward_workspace_size, p, x.device)
         status = _clib.lib.lnl_forward(
             ctypes.byref(p), x.data_ptr(), _ptr(ln_weight), _ptr(ln_bias),
@@ -250,7 +254,7 @@ def _backward(dy: Tensor, x: Tensor, ln_weight: Optional[Tensor], ln_bias: Optio
             t.zero_()
         return dx, dlnw, dlnb, dw, db
     p = _problem(x, N, eps, strategy)
-    with _DeviceGuard(x.device):
+    with _DeviceGuard(x.device) if x.is_cuda else _NO_GUARD:
         ws, ws_bytes = _workspace(_clib.lib.lnl_backward_workspace_size, p, x.device)
         status = _clib.lib.lnl_backward(
             ctypes.byref(p), dy.data_ptr(), x.data_ptr(), _ptr(ln_weight), _ptr(ln_bias),
