@@ -126,3 +126,14 @@ def test_reference_strategy_is_near_exact():
     inputs, dy = make_inputs((4,), 31, 17, torch.float64, "cpu")
     y = lnlinear.layernorm_linear(*inputs, strategy="reference")
     torch.testing.assert_close(y, torch_forward(*inputs), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("device,dtype", DEVICE_DTYPES, ids=dtype_id)
+def test_strided_parameters(device, dtype):
+    # linear_weight as the transpose of a [K, N] tensor (Conv1D's layout), ln_weight a
+    # strided slice: both reach the op as views and get gradients in their own shape.
+    inputs, dy = make_inputs((6,), 40, 24, dtype, device)
+    x, lnw, lnb, w, b = inputs
+    inputs = [x, torch.stack([lnw, lnw], dim=1)[:, 0], lnb, w.t().contiguous().t(), b]
+    assert not inputs[3].is_contiguous() and not inputs[1].is_contiguous()
+    check_all(inputs, dy, dtype)
