@@ -158,6 +158,21 @@ def _check_run(model, pairs, example_inputs, example_kwargs):
             raise FusionError(f"the output of {ln_name} is returned by the model")
 
 
+def _check_untied(model, pairs):
+    """Fusing copies parameters; one tied to another module (GPT-2's lm_head and wte)
+    would silently come apart, so such a pair is refused."""
+    owners = {}
+    for name, p in model.named_parameters(remove_duplicate=False):
+        owners.setdefault(id(p), []).append(name)
+    for ln, ln_places, lin, lin_places in pairs:
+        prefixes = tuple(q + "." for _, _, q in ln_places + lin_places)
+        for p in list(ln.parameters()) + list(lin.parameters()):
+            others = [n for n in owners.get(id(p), []) if not n.startswith(prefixes)]
+            if others:
+                raise FusionError(f"a parameter of {lin_places[0][2]} or {ln_places[0][2]} is "
+                                  f"tied to {others[0]}; fusing would untie it")
+
+
 def fuse_(model, pairs, *, example_inputs=None, example_kwargs=None, recompute=True):
     """Replace each (layer_norm, linear) pair of ``model`` in place: the LayerNorm becomes
     nn.Identity and the Linear a LayerNormLinear holding copies of both modules'
@@ -176,6 +191,7 @@ def fuse_(model, pairs, *, example_inputs=None, example_kwargs=None, recompute=T
     example_inputs is given; without it the caller guarantees the property above.
     Any code path not taken by the example forward is likewise the caller's to vouch
     for, as is a LayerNorm output kept in a Python attribute rather than read by torch.
+    A pair whose parameters are tied to another module's is refused (copies would untie).
 
     The new parameters replace the old ones: create optimizers after fuse_.
     """
@@ -200,6 +216,7 @@ def fuse_(model, pairs, *, example_inputs=None, example_kwargs=None, recompute=T
         resolved.append((ln, ln_places, lin, lin_places))
     if not resolved:
         return model
+    _check_untied(model, resolved)
 
     # Build every replacement before touching the model, so a failure leaves it intact
     # (and a shape mismatch is reported as such, before any tracing).

@@ -106,6 +106,20 @@ def test_gpt2_logits_and_gradients(device, dtype, recompute):
           f"{worst} {report[worst][0]:.2e} / {report[worst][1]:.2e}")
 
 
+def test_gpt2_refuses_ln_f_lm_head():
+    # lm_head's weight is tied to the embedding and its input is a slice of ln_f's output
+    # (which the model also returns): both must stop the fusion.
+    model = tiny_gpt2("cpu", torch.float32)
+    with pytest.raises(lnlinear.FusionError, match="tied"):
+        lnlinear.fuse_(model, [(model.transformer.ln_f, model.lm_head)])
+    model.config.tie_word_embeddings = False
+    model.lm_head.weight = torch.nn.Parameter(model.lm_head.weight.detach().clone())
+    with pytest.raises(lnlinear.FusionError):
+        lnlinear.fuse_(model, [(model.transformer.ln_f, model.lm_head)],
+                       example_inputs=(tokens("cpu"),))
+    assert isinstance(model.transformer.ln_f, torch.nn.LayerNorm)
+
+
 @pytest.mark.parametrize("device,dtype", CASES, ids=dtype_id)
 def test_gpt2_adamw_loss_curve(device, dtype):
     model = tiny_gpt2(device, dtype)
