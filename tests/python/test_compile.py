@@ -33,7 +33,9 @@ def test_compile_fullgraph_matches_eager(device):
         try:
             loss = fn(*leaves, w2)
         except Exception as e:  # a missing C++ compiler etc. is not our bug
-            if fn is step and "InductorError" in type(e).__name__ and "compiler" in str(e).lower():
+            kind = type(e).__name__
+            if fn is step and ("Inductor" in kind or "BackendCompilerFailed" in kind) and (
+                    "compiler" in str(e).lower() or "gcc" in str(e) or "g++" in str(e)):
                 pytest.skip(f"inductor unusable here: {e}")
             raise
         loss.backward()
