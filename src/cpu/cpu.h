@@ -21,6 +21,19 @@ typedef void (*lnl_ukr_f32)(int64_t kc, const float *a, const float *b, float *c
 typedef void (*lnl_ukr_f64)(int64_t kc, const double *a, const double *b, double *c,
                             int64_t ldc, int accumulate, const double *bias);
 
+/* Packing routines (gemm.h describes them); the ISA table may replace the portable
+ * ones with vector versions that produce the same bits. */
+struct lnl_gemm_f32;
+struct lnl_gemm_f64;
+typedef void (*lnl_pack_a_f32_fn)(float *dst, const struct lnl_gemm_f32 *g, int64_t i0, int64_t mc,
+                                  int64_t p0, int64_t kc, int mr);
+typedef void (*lnl_pack_b_f32_fn)(float *dst, const struct lnl_gemm_f32 *g, int64_t p0, int64_t kc,
+                                  int64_t j0, int64_t nc, int nr);
+typedef void (*lnl_pack_a_f64_fn)(double *dst, const struct lnl_gemm_f64 *g, int64_t i0, int64_t mc,
+                                  int64_t p0, int64_t kc, int mr);
+typedef void (*lnl_pack_b_f64_fn)(double *dst, const struct lnl_gemm_f64 *g, int64_t p0, int64_t kc,
+                                  int64_t j0, int64_t nc, int nr);
+
 /* Register tile (mr x nr) and cache blocking (mc rows of A, kc depth, nc columns of B). */
 typedef struct lnl_blocking {
     int mr, nr, mc, kc, nc;
@@ -32,6 +45,10 @@ typedef struct lnl_cpu_isa {
     lnl_blocking blk_f32;
     lnl_ukr_f64 ukr_f64;
     lnl_blocking blk_f64;
+    lnl_pack_a_f32_fn pack_a_f32;
+    lnl_pack_b_f32_fn pack_b_f32;
+    lnl_pack_a_f64_fn pack_a_f64;
+    lnl_pack_b_f64_fn pack_b_f64;
 } lnl_cpu_isa;
 
 /* Largest mr * nr of any kernel: sizes the scratch tile for edges. */

@@ -16,18 +16,26 @@ size_t lnl_gemm_thread_ws(const lnl_blocking *b, size_t elem, int64_t m, int64_t
 #define SUF f32
 #define BLK blk_f32
 #define UKR ukr_f32
+#define PACK_A pack_a_f32
+#define PACK_B pack_b_f32
 #include "gemm_loop_tmpl.h"
 #undef T
 #undef SUF
 #undef BLK
 #undef UKR
+#undef PACK_A
+#undef PACK_B
 
 #define T double
 #define SUF f64
 #define BLK blk_f64
 #define UKR ukr_f64
+#define PACK_A pack_a_f64
+#define PACK_B pack_b_f64
 #include "gemm_loop_tmpl.h"
 #undef T
 #undef SUF
 #undef BLK
 #undef UKR
+#undef PACK_A
+#undef PACK_B

@@ -15,10 +15,10 @@ static void LP_CAT(gemm_block_, SUF)(const GEMM *g, int64_t mb, int64_t me, int6
         for (int64_t pc = 0; pc < g->k; pc += bk->kc) {
             int64_t kc = g->k - pc < bk->kc ? g->k - pc : bk->kc;
             int acc = pc > 0;
-            LP_CAT(lnl_pack_b_, SUF)(pb, g, pc, kc, jc, nc, nr);
+            isa->PACK_B(pb, g, pc, kc, jc, nc, nr);
             for (int64_t ic = mb; ic < me; ic += bk->mc) {
                 int64_t mc = me - ic < bk->mc ? me - ic : bk->mc;
-                LP_CAT(lnl_pack_a_, SUF)(pa, g, ic, mc, pc, kc, mr);
+                isa->PACK_A(pa, g, ic, mc, pc, kc, mr);
                 for (int64_t jr = 0; jr < nc; jr += nr) {
                     int nn = (int)(nc - jr < nr ? nc - jr : nr);
                     const T *bias = (!acc && g->bias) ? g->bias + jc + jr : NULL;

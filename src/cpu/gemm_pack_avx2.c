@@ -1,0 +1,162 @@
+/* AVX2 packing for the f32 shapes that dominate: 6-row A slivers and 16-column B
+ * slivers from contiguous rows, with the LayerNorm fused. Anything else falls back to
+ * the portable lnl_pack_*_f32. The transform keeps the portable code's operation
+ * order ((v - mean) * rstd, * gamma, + beta; no FMA contraction under -std=c11), so
+ * the packed values are bitwise the same whichever routine packed them. */
+#include <immintrin.h>
+
+#include "gemm.h"
+
+/* Transposes 8 rows of 8 floats in place: r[i] lane j becomes r[j] lane i. */
+static inline void transpose8(__m256 r[8]) {
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* One 6-row sliver from row-contiguous A (rows s[i], mm of them real), optionally
+ * normalized: eight columns at a time through a transpose, the tail in scalar. */
+static void pack_a6_rows(float *d, const float *const s[6], int mm, int64_t kc,
+                         const float mu[6], const float rs[6], const float *gamma,
+                         const float *beta, int xf) {
+    int64_t p = 0;
+    for (; p + 8 <= kc; p += 8) {
+        __m256 r[8];
+        for (int i = 0; i < 6; i++) {
+            if (i >= mm) {
+                r[i] = _mm256_setzero_ps();
+                continue;
+            }
+            __m256 v = _mm256_loadu_ps(s[i] + p);
+            if (xf) {
+                v = _mm256_mul_ps(_mm256_sub_ps(v, _mm256_set1_ps(mu[i])), _mm256_set1_ps(rs[i]));
+                if (gamma) v = _mm256_mul_ps(v, _mm256_loadu_ps(gamma + p));
+                if (beta) v = _mm256_add_ps(v, _mm256_loadu_ps(beta + p));
+            }
+            r[i] = v;
+        }
+        r[6] = r[7] = _mm256_setzero_ps();
+        transpose8(r);
+        float *o = d + p * 6;
+        /* Full 8-wide stores overlap the next column's first lanes, which that
+         * column's store then rewrites; the last column stores exactly 6. */
+        for (int j = 0; j < 7; j++) _mm256_storeu_ps(o + j * 6, r[j]);
+        _mm_storeu_ps(o + 42, _mm256_castps256_ps128(r[7]));
+        _mm_storel_pi((__m64 *)(o + 46), _mm256_extractf128_ps(r[7], 1));
+    }
+    for (; p < kc; p++)
+        for (int i = 0; i < 6; i++) {
+            float v = 0;
+            if (i < mm) {
+                v = s[i][p];
+                if (xf) {
+                    v = (v - mu[i]) * rs[i];
+                    if (gamma) v = v * gamma[p];
+                    if (beta) v = v + beta[p];
+                }
+            }
+            d[p * 6 + i] = v;
+        }
+}
+
+void lnl_pack_a_f32_avx2(float *dst, const lnl_gemm_f32 *g, int64_t i0, int64_t mc, int64_t p0,
+                         int64_t kc, int mr) {
+    const lnl_xform_f32 *x = g->xa;
+    if (mr != 6 || (g->csa != 1 && g->rsa != 1)) {
+        lnl_pack_a_f32(dst, g, i0, mc, p0, kc, mr);
+        return;
+    }
+    for (int64_t ir = 0; ir < mc; ir += 6) {
+        int mm = (int)(mc - ir < 6 ? mc - ir : 6);
+        float *d = dst + ir * kc;
+        if (g->csa == 1) {
+            const float *s[6];
+            float mu[6] = {0}, rs[6] = {0};
+            for (int i = 0; i < mm; i++) {
+                int64_t row = i0 + ir + i;
+                s[i] = g->a + row * g->rsa + p0;
+                if (x) mu[i] = x->mean[row], rs[i] = x->rstd[row];
+            }
+            pack_a6_rows(d, s, mm, kc, mu, rs, x && x->gamma ? x->gamma + p0 : NULL,
+                         x && x->beta ? x->beta + p0 : NULL, x != NULL);
+        } else if (!x && mm == 6) {
+            /* Column-contiguous A (dW = dy^T @ ...): six adjacent values per k. */
+            const float *s = g->a + (i0 + ir) + p0 * g->csa;
+            for (int64_t p = 0; p < kc; p++, s += g->csa) {
+                _mm_storeu_ps(d + p * 6, _mm_loadu_ps(s));
+                _mm_storel_pi((__m64 *)(d + p * 6 + 4), _mm_castpd_ps(_mm_load_sd((const double *)(s + 4))));
+            }
+        } else {
+            lnl_pack_a_f32(d, g, i0 + ir, mm, p0, kc, mr);
+        }
+    }
+}
+
+void lnl_pack_b_f32_avx2(float *dst, const lnl_gemm_f32 *g, int64_t p0, int64_t kc, int64_t j0,
+                         int64_t nc, int nr) {
+    const lnl_xform_f32 *x = g->xb;
+    if (nr != 16 || (g->csb != 1 && (g->rsb != 1 || x))) {
+        lnl_pack_b_f32(dst, g, p0, kc, j0, nc, nr);
+        return;
+    }
+    for (int64_t jr = 0; jr < nc; jr += 16) {
+        int64_t j = j0 + jr;
+        float *d = dst + jr * kc;
+        if (nc - jr < 16) {
+            lnl_pack_b_f32(d, g, p0, kc, j, nc - jr, nr);
+            continue;
+        }
+        if (g->csb == 1) {
+            /* Row-contiguous B: two vectors per k, normalized per row p when asked. */
+            const float *ga = x && x->gamma ? x->gamma + j : NULL;
+            const float *be = x && x->beta ? x->beta + j : NULL;
+            for (int64_t p = 0; p < kc; p++) {
+                const float *s = g->b + (p0 + p) * g->rsb + j;
+                __m256 v0 = _mm256_loadu_ps(s), v1 = _mm256_loadu_ps(s + 8);
+                if (x) {
+                    __m256 mu = _mm256_set1_ps(x->mean[p0 + p]), rs = _mm256_set1_ps(x->rstd[p0 + p]);
+                    v0 = _mm256_mul_ps(_mm256_sub_ps(v0, mu), rs);
+                    v1 = _mm256_mul_ps(_mm256_sub_ps(v1, mu), rs);
+                    if (ga) {
+                        v0 = _mm256_mul_ps(v0, _mm256_loadu_ps(ga));
+                        v1 = _mm256_mul_ps(v1, _mm256_loadu_ps(ga + 8));
+                    }
+                    if (be) {
+                        v0 = _mm256_add_ps(v0, _mm256_loadu_ps(be));
+                        v1 = _mm256_add_ps(v1, _mm256_loadu_ps(be + 8));
+                    }
+                }
+                _mm256_storeu_ps(d + p * 16, v0);
+                _mm256_storeu_ps(d + p * 16 + 8, v1);
+            }
+            continue;
+        }
+        /* Column-contiguous B (the forward's W^T): 16 source rows of contiguous k,
+         * transposed eight by eight. */
+        const float *s = g->b + p0 + j * g->csb;
+        int64_t p = 0;
+        for (; p + 8 <= kc; p += 8) {
+            for (int h = 0; h < 2; h++) {
+                __m256 r[8];
+                for (int q = 0; q < 8; q++) r[q] = _mm256_loadu_ps(s + (h * 8 + q) * g->csb + p);
+                transpose8(r);
+                for (int t = 0; t < 8; t++) _mm256_storeu_ps(d + (p + t) * 16 + h * 8, r[t]);
+            }
+        }
+        for (; p < kc; p++)
+            for (int q = 0; q < 16; q++) d[p * 16 + q] = s[q * g->csb + p];
+    }
+}
