@@ -277,9 +277,17 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
     return LNL_STATUS_SUCCESS;
 }
 
-/* AUTO: see the rule and its evidence below. */
+/* AUTO: FUSED only for tiny, launch-bound problems (M*K*N <= 2^24), UNFUSED otherwise.
+ * Evidence (H200, 2026-11-30, bench/cuda/time_cuda.py, docs/results/cuda/2026-11-30-call3):
+ * at 16,8,16 FUSED was faster (bf16 fwd 0.0211 vs 0.0220 ms, fwd+bwd 0.0568 vs 0.0627;
+ * f32 fwd 0.0187 vs 0.0215, fwd+bwd 0.0646 vs 0.0716); at every larger shape measured
+ * (4096,768,768 up to 8192,4096,12288) UNFUSED was 1.8x-6x faster in bf16 and 2x-3x in
+ * f32, because the cuBLASLt GEMM (~800 TFLOP/s bf16) outruns this library's mma.sync
+ * fused GEMM (~120-140 TFLOP/s) by far more than the LayerNorm pass it saves. The
+ * threshold between 2^11 and 2.4e9 MACs was not measured; 2^24 is a guess inside it. */
 lnl_strategy lnl_cuda_auto_strategy(const lnl_problem *p) {
-    return p->dtype == LNL_DTYPE_F32 ? LNL_STRATEGY_UNFUSED : LNL_STRATEGY_FUSED;
+    const double macs = (double)p->rows * (double)p->in_features * (double)p->out_features;
+    return macs <= (double)(1 << 24) ? LNL_STRATEGY_FUSED : LNL_STRATEGY_UNFUSED;
 }
 
 size_t lnl_cuda_forward_workspace_size(const lnl_problem *p) { return fwd_carve(p, nullptr).total; }

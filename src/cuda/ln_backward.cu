@@ -103,6 +103,92 @@ __global__ void ln_bwd_kernel(const float *__restrict__ dxhat, const T *__restri
             }
 }
 
+/* The common case: each thread keeps CPT chunks of its row (float dxhat and x) in
+ * registers, so dx needs no second read, and its gamma and its dgamma/dbeta
+ * partials stay in registers across all the block's rows. */
+template <typename T, int V, int CPT>
+__global__ void __launch_bounds__(512) ln_bwd_reg_kernel(const float *__restrict__ dxhat, const T *__restrict__ x,
+                                  const float *__restrict__ mean, const float *__restrict__ rstd,
+                                  const float *__restrict__ shift, const T *__restrict__ gamma,
+                                  T *__restrict__ dx, float *__restrict__ part_g,
+                                  float *__restrict__ part_b, int64_t M, int64_t K) {
+    __shared__ float red[32];
+    const int64_t nchunks = K / V;
+    const int64_t R = (M + gridDim.x - 1) / gridDim.x;
+    const int64_t r0 = blockIdx.x * R, r1 = min64(M, r0 + R);
+    const bool parts = part_g != nullptr;
+    float gam[CPT][V], pg[CPT][V], pb[CPT][V];
+#pragma unroll
+    for (int i = 0; i < CPT; i++) {
+        const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
+        T gv[V];
+        if (gamma && c < nchunks) ldv<T, V>(gamma + c * V, gv);
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            gam[i][j] = gamma && c < nchunks ? to_f(gv[j]) : 1.f;
+            pg[i][j] = pb[i][j] = 0.f;
+        }
+    }
+    for (int64_t row = r0; row < r1; row++) {
+        const float *dr = dxhat + row * K;
+        const T *xr = x + row * K;
+        float dv[CPT][V];
+        T xv[CPT][V];
+#pragma unroll
+        for (int i = 0; i < CPT; i++) {
+            const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
+            if (c < nchunks) {
+                ldv<float, V>(dr + c * V, dv[i]);
+                ldv<T, V>(xr + c * V, xv[i]);
+            }
+        }
+        const float x0 = shift ? to_f(xr[0]) : mean[row], dm = shift ? shift[row] : 0.f;
+        const float rs = rstd[row];
+        float s1 = 0.f, s2 = 0.f;
+#pragma unroll
+        for (int i = 0; i < CPT; i++)
+            if (threadIdx.x + (int64_t)i * blockDim.x < nchunks)
+#pragma unroll
+                for (int j = 0; j < V; j++) {
+                    const float xh = ((to_f(xv[i][j]) - x0) - dm) * rs, g = dv[i][j] * gam[i][j];
+                    s1 += g;
+                    s2 += g * xh;
+                    if (parts) {
+                        pg[i][j] += dv[i][j] * xh;
+                        pb[i][j] += dv[i][j];
+                    }
+                }
+        if (!dx) continue;
+        const float c1 = block_sum(s1, red) / (float)K, c2 = block_sum(s2, red) / (float)K;
+        T *dxr = dx + row * K;
+#pragma unroll
+        for (int i = 0; i < CPT; i++) {
+            const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
+            if (c >= nchunks) continue;
+            T o[V];
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                const float xh = ((to_f(xv[i][j]) - x0) - dm) * rs;
+                o[j] = from_f<T>(rs * (dv[i][j] * gam[i][j] - c1 - xh * c2));
+            }
+            uint4 u;
+            memcpy(&u, o, 16);
+            *reinterpret_cast<uint4 *>(dxr + c * V) = u;
+        }
+    }
+    if (parts)
+#pragma unroll
+        for (int i = 0; i < CPT; i++) {
+            const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
+            if (c >= nchunks) continue;
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                part_g[blockIdx.x * K + c * V + j] = pg[i][j];
+                part_b[blockIdx.x * K + c * V + j] = pb[i][j];
+            }
+        }
+}
+
 int64_t ln_bwd_grid(int64_t M, const device_info &d) {
     return std::max<int64_t>(1, std::min<int64_t>(M, (int64_t)d.sm_count * 4));
 }
@@ -114,6 +200,17 @@ static cudaError_t ln_backward_t(const float *dxhat, const T *x, const float *me
     constexpr int V = vec_elems<T>();
     bool vec = K % V == 0 && aligned16(dxhat) && aligned16(x) && aligned16(gamma) && aligned16(dx);
     int64_t nchunks = vec ? K / V : K;
+    if (vec && nchunks <= 1024) { /* <= 512 threads of <= 96 registers */
+        const int cpt = nchunks <= 256 ? 1 : 2;
+        const int thr = (int)(((nchunks + cpt - 1) / cpt + 31) / 32 * 32);
+        if (cpt == 1)
+            ln_bwd_reg_kernel<T, V, 1><<<(unsigned)G, thr, 0, s>>>(dxhat, x, mean, rstd, shift, gamma,
+                                                                   dx, part_g, part_b, M, K);
+        else
+            ln_bwd_reg_kernel<T, V, 2><<<(unsigned)G, thr, 0, s>>>(dxhat, x, mean, rstd, shift, gamma,
+                                                                   dx, part_g, part_b, M, K);
+        return cudaGetLastError();
+    }
     int threads = (int)std::min<int64_t>(512, std::max<int64_t>(32, (nchunks + 31) / 32 * 32));
     size_t pbytes = 2 * (size_t)K * sizeof(float);
     int smem_parts = part_g && pbytes <= d.max_smem_optin;
