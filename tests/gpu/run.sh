@@ -26,12 +26,15 @@ step() {
     shift 2
     local t=$(date +%s)
     echo "=== [$name] $*" | tee -a "$LOG"
-    if timeout "$limit" "$@" 2>&1 | tee -a "$LOG"; then
+    timeout "$limit" "$@" 2>&1 | tee -a "$LOG"
+    local rc=${PIPESTATUS[0]}
+    if [ "$rc" -eq 0 ]; then
         passed+=("$name")
         echo "=== [$name] passed in $(($(date +%s) - t)) s" | tee -a "$LOG"
     else
+        [ "$rc" -eq 124 ] && rc="$rc, timed out after ${limit} s"
         failed+=("$name")
-        echo "=== [$name] FAILED (exit ${PIPESTATUS[0]}) after $(($(date +%s) - t)) s" | tee -a "$LOG"
+        echo "=== [$name] FAILED (exit $rc) after $(($(date +%s) - t)) s" | tee -a "$LOG"
     fi
 }
 
