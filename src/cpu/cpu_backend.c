@@ -126,8 +126,9 @@ lnl_status lnl_cpu_forward(const lnl_fwd_args *a) {
     if (p->strategy == LNL_STRATEGY_REFERENCE) {
         lnl_reference_forward(a, ws);
     } else if (lnl_cpu_is_tiny(p)) {
+        int (*fast)(const lnl_fwd_args *) = lnl_cpu_isa_get()->small_fwd_f32;
         if (f64) lnl_cpu_small_forward_f64(a);
-        else lnl_cpu_small_forward_f32(a);
+        else if (!fast || !fast(a)) lnl_cpu_small_forward_f32(a);
     } else {
         lnl_cpu_ws w;
         lnl_cpu_fwd_layout(p, ws, &w);
