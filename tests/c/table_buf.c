@@ -31,4 +31,8 @@ void tb_pull(tbuf *b) {
     if (b->on_device) cu_download(b->host, b->ptr, b->bytes + TU_GUARD);
 }
 
+void tb_pull_guard(tbuf *b) {
+    if (b->on_device) cu_download(b->host + b->bytes, b->ptr + b->bytes, TU_GUARD);
+}
+
 int tb_guard_ok(const tbuf *b) { return tu_guard_ok(b->host, b->bytes); }

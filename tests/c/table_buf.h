@@ -19,6 +19,10 @@ tbuf tb_new(size_t bytes, int on_device);
 void tb_free(tbuf *b);
 void tb_push(tbuf *b); /* mirror -> device (data bytes only) */
 void tb_pull(tbuf *b); /* device -> mirror (data and guard bytes) */
-int tb_guard_ok(const tbuf *b); /* after tb_pull */
+/* device -> mirror, the guard bytes alone: for scratch buffers (the workspace) whose
+ * data bytes may be legitimately unwritten, which compute-sanitizer's initcheck
+ * would flag if we copied them back. */
+void tb_pull_guard(tbuf *b);
+int tb_guard_ok(const tbuf *b); /* after tb_pull or tb_pull_guard */
 
 #endif /* LNL_TABLE_BUF_H */

@@ -220,7 +220,7 @@ static void expect_inputs_intact(tcase *c, const char *what) {
 static tbuf ws_alloc(tcase *c, size_t bytes) { return tb_new(bytes, c->dev); }
 
 static void ws_check(tcase *c, tbuf *ws, const char *what) {
-    tb_pull(ws);
+    tb_pull_guard(ws);
     tu_expect(tb_guard_ok(ws), "%s %s: write past the end of the %zu-byte workspace", c->tag, what,
               ws->bytes);
     tb_free(ws);

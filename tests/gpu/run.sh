@@ -1,83 +1,93 @@
 #!/usr/bin/env bash
 # The CUDA backend's proof, run on a machine with an NVIDIA GPU from the repo root:
 #   tests/gpu/run.sh
-# Builds (CMake + ninja, Release, build-gpu), runs the C test table on CUDA (full and
-# --big), compute-sanitizer (memcheck, racecheck, initcheck, synccheck) on the quick
-# table, lnl-bench --device cuda, and the Python tests on CUDA when present. Every
-# step's result goes into the last line: "GPU SUMMARY: all passed (...)" or
-# "GPU SUMMARY: FAILED: ...". Exit status is non-zero on any failure. When $OUT is
-# set (the device tool), the whole log is also written to $OUT/gpu_run.log.
-# Budget: under 8 minutes on one H200 (LNL_SANITIZER_TIMEOUT caps each sanitizer run,
-# default 150 s; racecheck of the quick table took 59 s on 2026-11-30).
+# 1. builds (CMake + ninja, Release, build-gpu);
+# 2. runs at once, each with its own time limit and log: the CPU ctest suite (on this
+#    host's ISA, AVX-512 where present), the C test table on CUDA (full and --big,
+#    M*K > 2^31), compute-sanitizer memcheck / racecheck / initcheck / synccheck on the
+#    quick table, the Python tests on CUDA against build-gpu's library, and
+#    `pip install --no-build-isolation .` followed by an import of the installed package;
+# 3. runs lnl-bench --device cuda alone, so nothing else disturbs its timings.
+# The last line is "GPU SUMMARY: all passed (...)" or "GPU SUMMARY: FAILED: ...", and
+# the exit status is non-zero on any failure. With $OUT set (the device tool), logs
+# land there: gpu_run.log (every step) and bench.log. Budget: under 8 minutes.
 set -o pipefail
 cd "$(dirname "$0")/../.." || exit 2
-LOG=${OUT:+$OUT/gpu_run.log}
-LOG=${LOG:-build-gpu-run.log}
-: >"$LOG"
+OUTDIR=${OUT:-build-gpu-logs}
+LOGS=build-gpu-logs/steps
+rm -rf "$LOGS" && mkdir -p "$LOGS" "$OUTDIR"
 JOBS=$(nproc 2>/dev/null || echo 4)
 T0=$(date +%s)
-passed=()
-failed=()
-skipped=()
 
-# step NAME TIMEOUT_S CMD...: runs CMD with a time limit, logs it, records the result.
-step() {
+# run_step NAME LIMIT_S CMD...: CMD under a time limit, output to $LOGS/NAME.log,
+# exit status to $LOGS/NAME.rc.
+run_step() {
     local name=$1 limit=$2
     shift 2
     local t=$(date +%s)
-    echo "=== [$name] $*" | tee -a "$LOG"
-    timeout "$limit" "$@" 2>&1 | tee -a "$LOG"
-    local rc=${PIPESTATUS[0]}
-    if [ "$rc" -eq 0 ]; then
-        passed+=("$name")
-        echo "=== [$name] passed in $(($(date +%s) - t)) s" | tee -a "$LOG"
-    else
-        [ "$rc" -eq 124 ] && rc="$rc, timed out after ${limit} s"
-        failed+=("$name")
-        echo "=== [$name] FAILED (exit $rc) after $(($(date +%s) - t)) s" | tee -a "$LOG"
-    fi
+    { echo "=== [$name] $*"; timeout "$limit" "$@"; } >"$LOGS/$name.log" 2>&1
+    local rc=$?
+    echo "$rc $(($(date +%s) - t))" >"$LOGS/$name.rc"
 }
 
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee -a "$LOG"
+report() { # prints each finished step's verdict and the tail of its log
+    for f in "$LOGS"/*.rc; do
+        local name rc secs
+        name=$(basename "$f" .rc)
+        read -r rc secs <"$f"
+        if [ "$rc" = 0 ]; then echo "--- [$name] passed in ${secs} s"; else echo "--- [$name] FAILED (exit $rc) after ${secs} s"; fi
+        tail -n 3 "$LOGS/$name.log" | cut -c1-300
+    done
+}
 
-step configure 120 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DLNL_ENABLE_CUDA=ON
-step build 300 cmake --build build-gpu -j "$JOBS"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+lscpu | grep -E "Model name|avx512f" -o | sort -u | tr '\n' ' '; echo
+run_step configure 120 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DLNL_ENABLE_CUDA=ON
+run_step build 300 cmake --build build-gpu -j "$JOBS"
 
 TABLE=build-gpu/tests/test_table
+LIB=$PWD/build-gpu/liblnlinear.so
 if [ -x "$TABLE" ]; then
-    step table 240 "$TABLE" --device cuda
-    step table_big 180 "$TABLE" --device cuda --big
-    if command -v compute-sanitizer >/dev/null; then
-        for tool in memcheck racecheck initcheck synccheck; do
-            step "sanitizer_$tool" "${LNL_SANITIZER_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
-                "$TABLE" --device cuda --quick
-        done
-    else
-        skipped+=("sanitizers (compute-sanitizer not found)")
+    run_step cpu_ctest 240 ctest --test-dir build-gpu --output-on-failure -j 8 &
+    run_step table_cuda 240 "$TABLE" --device cuda &
+    run_step table_cuda_big 240 "$TABLE" --device cuda --big &
+    for tool in memcheck racecheck initcheck synccheck; do
+        run_step "sanitizer_$tool" 300 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+            "$TABLE" --device cuda --quick &
+    done
+    if [ -d tests/python ]; then
+        mkdir -p "$OUTDIR/python"
+        run_step pytest_cuda 300 env LNLINEAR_TEST_DEVICE=cuda LNLINEAR_LIBRARY="$LIB" \
+            PYTHONPATH="$PWD/python" LNLINEAR_REPORT_DIR="$OUTDIR/python" \
+            python3 -m pytest -q -s -p no:cacheprovider tests/python &
+        run_step pip_install 300 bash -c "python3 -m pip install -q --no-build-isolation --no-deps \
+            --target /tmp/lnl-site . && cd /tmp && env -u LNLINEAR_LIBRARY PYTHONPATH=/tmp/lnl-site \
+            python3 -c 'import lnlinear, torch; x = torch.randn(4, 8, device=\"cuda\"); \
+            w = torch.randn(3, 8, device=\"cuda\"); print(\"installed package:\", lnlinear.__file__, \
+            lnlinear.layernorm_linear(x, None, None, w).shape)'" &
     fi
-else
-    failed+=("table (build-gpu/tests/test_table missing)")
+    wait
 fi
+report | tee "$OUTDIR/gpu_run.log"
+for f in "$LOGS"/*.log; do cat "$f"; done >>"$OUTDIR/gpu_run.log"
 
 if [ -x build-gpu/bench/lnl-bench ]; then
-    step bench 240 build-gpu/bench/lnl-bench --device cuda
-else
-    skipped+=("bench (build-gpu/bench/lnl-bench absent)")
+    run_step bench 240 build-gpu/bench/lnl-bench --device cuda --json "$OUTDIR/bench.json"
+    cp "$LOGS/bench.log" "$OUTDIR/bench.log"
+    cat "$LOGS/bench.log"
 fi
 
-if [ -d tests/python ] && [ -f pyproject.toml ]; then
-    step pip_install 300 python3 -m pip install -q --no-build-isolation --no-deps .
-    step pytest 300 env LNLINEAR_TEST_DEVICE=cuda python3 -m pytest -q tests/python
-else
-    skipped+=("python (tests/python absent)")
-fi
-
+failed=()
+passed=0
+for f in "$LOGS"/*.rc; do
+    read -r rc _ <"$f"
+    if [ "$rc" = 0 ]; then passed=$((passed + 1)); else failed+=("$(basename "$f" .rc)"); fi
+done
 elapsed=$(($(date +%s) - T0))
-note="${#passed[@]} steps passed in ${elapsed} s"
-[ ${#skipped[@]} -gt 0 ] && note="$note; skipped: ${skipped[*]}"
+[ -x "$TABLE" ] || failed+=("build: $TABLE missing")
 if [ ${#failed[@]} -eq 0 ]; then
-    echo "GPU SUMMARY: all passed ($note: ${passed[*]})" | tee -a "$LOG"
+    echo "GPU SUMMARY: all passed ($passed steps in $elapsed s)" | tee -a "$OUTDIR/gpu_run.log"
     exit 0
 fi
-echo "GPU SUMMARY: FAILED: ${failed[*]} ($note)" | tee -a "$LOG"
+echo "GPU SUMMARY: FAILED: ${failed[*]} ($passed steps passed, $elapsed s)" | tee -a "$OUTDIR/gpu_run.log"
 exit 1
