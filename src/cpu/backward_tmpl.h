@@ -52,7 +52,7 @@ static void FN(bwd_body_)(const lnl_par *par, void *vctx) {
     if (!mean && (need_rows || (a->dlinear_weight && !a->ln_out))) {
         T *wm = w->mean, *wr = w->rstd;
         lnl_par_range(par, M, 1, &r0, &r1);
-        for (int64_t r = r0; r < r1; r++) FN(lnl_ln_stats_)(x + r * K, K, (T)a->p.eps, wm + r, wr + r);
+        for (int64_t r = r0; r < r1; r++) STATS(x + r * K, K, (T)a->p.eps, wm + r, wr + r);
         mean = wm;
         rstd = wr;
         lnl_par_barrier(par);

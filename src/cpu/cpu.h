@@ -51,6 +51,8 @@ typedef struct lnl_cpu_isa {
     lnl_pack_b_f64_fn pack_b_f64;
     /* Tiny f32 forward for the shapes it takes (returns 1), else NULL or 0. */
     int (*small_fwd_f32)(const lnl_fwd_args *a);
+    /* Row statistics, bitwise equal to lnl_ln_stats_f32 (ln_rows.h). */
+    void (*ln_stats_f32)(const float *x, int64_t k, float eps, float *mean, float *rstd);
 } lnl_cpu_isa;
 
 /* Largest mr * nr of any kernel: sizes the scratch tile for edges. */
@@ -131,6 +133,7 @@ void lnl_cpu_backward_f64(const lnl_bwd_args *a, const lnl_cpu_ws *w);
 void lnl_cpu_small_forward_f32(const lnl_fwd_args *a);
 void lnl_cpu_small_forward_f64(const lnl_fwd_args *a);
 int lnl_cpu_small_forward_f32_avx2(const lnl_fwd_args *a);
+void lnl_ln_stats_f32_avx2(const float *x, int64_t k, float eps, float *mean, float *rstd);
 void lnl_cpu_small_backward_f32(const lnl_bwd_args *a);
 void lnl_cpu_small_backward_f64(const lnl_bwd_args *a);
 

@@ -20,7 +20,7 @@ static void FN(fwd_body_)(const lnl_par *par, void *vctx) {
     int64_t r0, r1;
     lnl_par_range(par, M, 1, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
-        FN(lnl_ln_stats_)(x + r * K, K, (T)a->p.eps, c->mean + r, c->rstd + r);
+        STATS(x + r * K, K, (T)a->p.eps, c->mean + r, c->rstd + r);
         if (c->lnout) FN(lnl_ln_apply_)(c->lnout + r * K, x + r * K, K, c->mean[r], c->rstd[r], gamma, beta);
     }
     lnl_par_barrier(par);
