@@ -410,7 +410,7 @@ int main(int argc, char **argv) {
                     run_setup(&x, &ps, &h, h.M);
                     x.keep_ln_out = rs == LNL_STRATEGY_UNFUSED;
                     r.saved_bytes = lnl_saved_bytes(&ps, x.keep_ln_out);
-                    const double budget = dev == LNL_DEVICE_CPU ? 1500 : 300;
+                    const double budget = dev == LNL_DEVICE_CPU ? 1500 : 150; /* ms per median */
                     r.fwd_ms = bench_median_ms(dev, forward, &x, budget);
                     forward(&x); /* the backward times on this forward's saved tensors */
                     r.bwd_ms = bench_median_ms(dev, backward, &x, budget);

@@ -72,8 +72,9 @@ report | tee "$OUTDIR/gpu_run.log"
 for f in "$LOGS"/*.log; do cat "$f"; done >>"$OUTDIR/gpu_run.log"
 
 if [ -x build-gpu/bench/lnl-bench ]; then
-    run_step bench 240 build-gpu/bench/lnl-bench --device cuda --json "$OUTDIR/bench.json"
-    cp "$LOGS/bench.log" "$OUTDIR/bench.log"
+    # Streamed straight into $OUTDIR so that a run cut short still returns its rows.
+    run_step bench 240 bash -c "build-gpu/bench/lnl-bench --device cuda --json $OUTDIR/bench.json \
+        | tee $OUTDIR/bench.log"
     cat "$LOGS/bench.log"
 fi
 
