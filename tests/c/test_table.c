@@ -65,8 +65,10 @@ static const shape_t shapes[] = {
     {16, 1000, 768, 0, NULL_LNW | NULL_LB, 0},
     {129, 768, 257, 0, 0, 0},
     /* Stress: values near the f16 limit must neither overflow the statistics nor the
-     * GEMMs (everything accumulates in float32); dy is scaled by 1e3 so that dx
-     * (~ rstd ~ 1/2e4) stays clear of f16's subnormal range. */
+     * GEMMs (everything accumulates in float32); dy is scaled by 1e2 so that dx
+     * (~ 1e2 * rstd ~ 5e-3) stays clear of f16's subnormal range while the true
+     * dlinear_weight (std ~ 1e2 * sqrt(M) * 1.5 ~ 1.7e3) stays far below 65504. A scale
+     * of 1e3 made the exact dW exceed f16's range (seen on the H200, commit 056362d). */
     {129, 768, 257, OFFSET_F16_LIMIT, 0, F_QUICK},
 };
 
@@ -128,7 +130,7 @@ static void case_setup(tcase *c, const shape_t *s, lnl_dtype dt, int dev, uint64
                 break;
             case IN_LNW: v = 1.0 + 0.3 * z; break;
             case IN_W: v = z / sqrt((double)K); break;
-            case IN_DY: v = s->offset == OFFSET_F16_LIMIT ? 1e3 * z : z; break;
+            case IN_DY: v = s->offset == OFFSET_F16_LIMIT ? 1e2 * z : z; break;
             default: v = 0.5 * z; break;
             }
             c->in[i][j] = tu_round(dt, v);

@@ -6,8 +6,12 @@ import torch.nn.functional as F
 # Below these, a relative error counts as a pass whatever PyTorch's own error is:
 # PyTorch's float64 path is the reference itself (error 0), and in ill-conditioned
 # tiny cases (K=3: dx is mostly cancellation) rounding the result to float32 alone
-# costs ~1.6e-6, above 1.5x PyTorch's luckier 1.4e-6 (measured, CPU).
-FLOOR = {torch.float64: 1e-12, torch.float32: 4e-6, torch.bfloat16: 4e-3, torch.float16: 5e-4}
+# costs ~1.6e-6, above 1.5x PyTorch's luckier 1.4e-6 (measured, CPU). The float32
+# floor is the project's float32 bound (1e-5, as in the C tests and the CUDA issue):
+# at K=1, dx is exactly zero and PyTorch returns exact zeros, while our CUDA kernel
+# leaves one rounding of g - mean(g) amplified by rstd = 1/sqrt(eps) ~ 316, an
+# absolute 5e-6..8.5e-6 (H200, commit 056362d) against the old 4e-6 floor.
+FLOOR = {torch.float64: 1e-12, torch.float32: 1e-5, torch.bfloat16: 4e-3, torch.float16: 5e-4}
 NAMES = ("x", "ln_weight", "ln_bias", "linear_weight", "linear_bias")
 
 
