@@ -52,10 +52,11 @@ static void pack_a6_rows(float *d, const float *const s[6], int mm, int64_t kc,
         transpose8(r);
         float *o = d + p * 6;
         /* Full 8-wide stores overlap the next column's first lanes, which that
-         * column's store then rewrites; the last column stores exactly 6. */
+         * column's store then rewrites; the last column stores exactly 6. The 2-float
+         * moves use the epi64 forms, which GCC declares unaligned (UBSan-clean). */
         for (int j = 0; j < 7; j++) _mm256_storeu_ps(o + j * 6, r[j]);
         _mm_storeu_ps(o + 42, _mm256_castps256_ps128(r[7]));
-        _mm_storel_pi((__m64 *)(o + 46), _mm256_extractf128_ps(r[7], 1));
+        _mm_storel_epi64((__m128i *)(o + 46), _mm_castps_si128(_mm256_extractf128_ps(r[7], 1)));
     }
     for (; p < kc; p++)
         for (int i = 0; i < 6; i++) {
@@ -97,7 +98,7 @@ void lnl_pack_a_f32_avx2(float *dst, const lnl_gemm_f32 *g, int64_t i0, int64_t 
             const float *s = g->a + (i0 + ir) + p0 * g->csa;
             for (int64_t p = 0; p < kc; p++, s += g->csa) {
                 _mm_storeu_ps(d + p * 6, _mm_loadu_ps(s));
-                _mm_storel_pi((__m64 *)(d + p * 6 + 4), _mm_castpd_ps(_mm_load_sd((const double *)(s + 4))));
+                _mm_storel_epi64((__m128i *)(d + p * 6 + 4), _mm_loadl_epi64((const __m128i *)(s + 4)));
             }
         } else {
             lnl_pack_a_f32(d, g, i0 + ir, mm, p0, kc, mr);
