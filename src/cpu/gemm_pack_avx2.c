@@ -113,36 +113,43 @@ void lnl_pack_b_f32_avx2(float *dst, const lnl_gemm_f32 *g, int64_t p0, int64_t 
         lnl_pack_b_f32(dst, g, p0, kc, j0, nc, nr);
         return;
     }
+    const int64_t full = nc / 16 * 16;
+    if (g->csb == 1) {
+        /* Row-contiguous B (W in dxhat = dy @ W, LN(x) in dW): walk each source row
+         * across all slivers, so reads are sequential (rows are K apart: one per page
+         * for K = 4096, which defeated the prefetcher sliver by sliver) and every
+         * store is one full cache line of a sliver. Normalized per row p when asked. */
+        for (int64_t p = 0; p < kc; p++) {
+            const float *s = g->b + (p0 + p) * g->rsb + j0;
+            float *d = dst + p * 16;
+            __m256 mu = _mm256_setzero_ps(), rs = mu;
+            if (x) mu = _mm256_set1_ps(x->mean[p0 + p]), rs = _mm256_set1_ps(x->rstd[p0 + p]);
+            for (int64_t jr = 0; jr < full; jr += 16) {
+                __m256 v0 = _mm256_loadu_ps(s + jr), v1 = _mm256_loadu_ps(s + jr + 8);
+                if (x) {
+                    v0 = _mm256_mul_ps(_mm256_sub_ps(v0, mu), rs);
+                    v1 = _mm256_mul_ps(_mm256_sub_ps(v1, mu), rs);
+                    if (x->gamma) {
+                        v0 = _mm256_mul_ps(v0, _mm256_loadu_ps(x->gamma + j0 + jr));
+                        v1 = _mm256_mul_ps(v1, _mm256_loadu_ps(x->gamma + j0 + jr + 8));
+                    }
+                    if (x->beta) {
+                        v0 = _mm256_add_ps(v0, _mm256_loadu_ps(x->beta + j0 + jr));
+                        v1 = _mm256_add_ps(v1, _mm256_loadu_ps(x->beta + j0 + jr + 8));
+                    }
+                }
+                _mm256_storeu_ps(d + jr * kc, v0);
+                _mm256_storeu_ps(d + jr * kc + 8, v1);
+            }
+        }
+        if (full < nc) lnl_pack_b_f32(dst + full * kc, g, p0, kc, j0 + full, nc - full, nr);
+        return;
+    }
     for (int64_t jr = 0; jr < nc; jr += 16) {
         int64_t j = j0 + jr;
         float *d = dst + jr * kc;
         if (nc - jr < 16) {
             lnl_pack_b_f32(d, g, p0, kc, j, nc - jr, nr);
-            continue;
-        }
-        if (g->csb == 1) {
-            /* Row-contiguous B: two vectors per k, normalized per row p when asked. */
-            const float *ga = x && x->gamma ? x->gamma + j : NULL;
-            const float *be = x && x->beta ? x->beta + j : NULL;
-            for (int64_t p = 0; p < kc; p++) {
-                const float *s = g->b + (p0 + p) * g->rsb + j;
-                __m256 v0 = _mm256_loadu_ps(s), v1 = _mm256_loadu_ps(s + 8);
-                if (x) {
-                    __m256 mu = _mm256_set1_ps(x->mean[p0 + p]), rs = _mm256_set1_ps(x->rstd[p0 + p]);
-                    v0 = _mm256_mul_ps(_mm256_sub_ps(v0, mu), rs);
-                    v1 = _mm256_mul_ps(_mm256_sub_ps(v1, mu), rs);
-                    if (ga) {
-                        v0 = _mm256_mul_ps(v0, _mm256_loadu_ps(ga));
-                        v1 = _mm256_mul_ps(v1, _mm256_loadu_ps(ga + 8));
-                    }
-                    if (be) {
-                        v0 = _mm256_add_ps(v0, _mm256_loadu_ps(be));
-                        v1 = _mm256_add_ps(v1, _mm256_loadu_ps(be + 8));
-                    }
-                }
-                _mm256_storeu_ps(d + p * 16, v0);
-                _mm256_storeu_ps(d + p * 16 + 8, v1);
-            }
             continue;
         }
         /* Column-contiguous B (the forward's W^T): 16 source rows of contiguous k,
