@@ -6,15 +6,19 @@
 #define T float
 #define SUF f32
 #define STATS lnl_cpu_isa_get()->ln_stats_f32
+#define DX_COLSUMS lnl_cpu_isa_get()->ln_dx_colsums_f32
 #include "backward_tmpl.h"
 #undef T
 #undef SUF
 #undef STATS
+#undef DX_COLSUMS
 
 #define T double
 #define SUF f64
 #define STATS lnl_ln_stats_f64
+#define DX_COLSUMS NULL
 #include "backward_tmpl.h"
 #undef T
 #undef SUF
 #undef STATS
+#undef DX_COLSUMS

@@ -1,4 +1,5 @@
-/* Backward for one dtype, instantiated by backward.c (T, SUF defined).
+/* Backward for one dtype, instantiated by backward.c (T, SUF, STATS and DX_COLSUMS
+ * defined; DX_COLSUMS is the ISA's one-visit row pass or NULL).
  *   dW = dy^T @ LN(x)  (FUSED: LN applied while packing B; UNFUSED: from an M x K buffer)
  *   db = column sums of dy
  *   dxhat = dy @ W, then dx per row and dgamma/dbeta per column.
@@ -23,13 +24,43 @@ static void FN(bwd_rows_)(const lnl_par *par, const lnl_bwd_args *a, const lnl_c
     const int64_t K = a->p.in_features;
     const T *x = (const T *)a->x + row0 * K;
     int64_t r0, r1, k0, k1;
+    T *dg = a->dln_weight, *db = a->dln_bias, *pg = dg ? w->pg : NULL, *pb = db ? w->pb : NULL;
+    void (*dx_colsums)(T *, T *, T *, const T *, const T *, int64_t, T, T, const T *, int) =
+        DX_COLSUMS;
+    if (dx_colsums) {
+        /* One visit per row (x and dxhat are read once, not twice): the column terms
+         * go to the partials of the row's group; a thread owns whole groups. */
+        lnl_par_range(par, nrows, LNL_BWD_GROUP, &r0, &r1);
+        for (int64_t r = r0; r < r1; r++) {
+            int64_t gi = r / LNL_BWD_GROUP;
+            dx_colsums(a->dx ? (T *)a->dx + (row0 + r) * K : NULL, pg ? pg + gi * K : NULL,
+                       pb ? pb + gi * K : NULL, dxhat + r * K, x + r * K, K, mean[row0 + r],
+                       rstd[row0 + r], a->ln_weight, r % LNL_BWD_GROUP == 0);
+        }
+        if (!pg && !pb) return;
+        lnl_par_barrier(par);
+        const int64_t ng = (nrows + LNL_BWD_GROUP - 1) / LNL_BWD_GROUP;
+        lnl_par_range(par, K, 16, &k0, &k1);
+        /* Groups in order into group 0's partials (row by row: contiguous, vectorizable). */
+        for (int64_t gi = 1; gi < ng; gi++)
+            for (int64_t q = k0; q < k1; q++) {
+                if (pg) pg[q] += pg[gi * K + q];
+                if (pb) pb[q] += pb[gi * K + q];
+            }
+        for (int64_t q = k0; q < k1; q++) {
+            if (dg) dg[q] = row0 == 0 ? pg[q] : dg[q] + pg[q];
+            if (db) db[q] = row0 == 0 ? pb[q] : db[q] + pb[q];
+        }
+        /* The next block (UNFUSED calls these back to back) rewrites the partials. */
+        lnl_par_barrier(par);
+        return;
+    }
     if (a->dx) {
         lnl_par_range(par, nrows, 1, &r0, &r1);
         for (int64_t r = r0; r < r1; r++)
             FN(lnl_ln_dx_)((T *)a->dx + (row0 + r) * K, dxhat + r * K, x + r * K, K,
                            mean[row0 + r], rstd[row0 + r], a->ln_weight);
     }
-    T *dg = a->dln_weight, *db = a->dln_bias, *pg = dg ? w->pg : NULL, *pb = db ? w->pb : NULL;
     if (!pg && !pb) return;
     lnl_par_range(par, K, 16, &k0, &k1);
     FN(lnl_ln_colsums_)(pg, pb, dxhat, K, x, K, nrows, mean + row0, rstd + row0, k0, k1);

@@ -53,6 +53,12 @@ typedef struct lnl_cpu_isa {
     int (*small_fwd_f32)(const lnl_fwd_args *a);
     /* Row statistics, bitwise equal to lnl_ln_stats_f32 (ln_rows.h). */
     void (*ln_stats_f32)(const float *x, int64_t k, float eps, float *mean, float *rstd);
+    /* Backward row pass in one visit of the row, or NULL (then lnl_ln_dx_f32 and
+     * lnl_ln_colsums_f32 run): dx (optional; bitwise equal to lnl_ln_dx_f32) and the
+     * row's dxhat*xhat / dxhat terms written (first != 0) or added to pg / pb (each
+     * optional). */
+    void (*ln_dx_colsums_f32)(float *dx, float *pg, float *pb, const float *dxhat, const float *x,
+                              int64_t k, float mean, float rstd, const float *gamma, int first);
 } lnl_cpu_isa;
 
 /* Largest mr * nr of any kernel: sizes the scratch tile for edges. */
@@ -117,7 +123,8 @@ typedef struct lnl_cpu_ws {
     void *mean, *rstd; /* statistics when the caller did not supply/request them */
     void *lnout;       /* UNFUSED: the whole M x K normalized activation */
     void *dxhat;       /* backward: rb x K (FUSED) or M x K (UNFUSED) */
-    void *pg, *pb;     /* backward: per-row-block partial dgamma / dbeta, K each */
+    void *pg, *pb;     /* backward: per-row-block partial dgamma / dbeta, K each, or K
+                        * per group of LNL_BWD_GROUP rows with ln_dx_colsums_f32 */
     char *gemm;        /* packing buffers, gemm_stride bytes per thread */
     size_t gemm_stride;
     int64_t rb;        /* backward row block */
@@ -134,12 +141,19 @@ void lnl_cpu_small_forward_f32(const lnl_fwd_args *a);
 void lnl_cpu_small_forward_f64(const lnl_fwd_args *a);
 int lnl_cpu_small_forward_f32_avx2(const lnl_fwd_args *a);
 void lnl_ln_stats_f32_avx2(const float *x, int64_t k, float eps, float *mean, float *rstd);
+void lnl_ln_dx_colsums_f32_avx2(float *dx, float *pg, float *pb, const float *dxhat,
+                                const float *x, int64_t k, float mean, float rstd,
+                                const float *gamma, int first);
 void lnl_cpu_small_backward_f32(const lnl_bwd_args *a);
 void lnl_cpu_small_backward_f64(const lnl_bwd_args *a);
 
 /* Rows per block of the fused backward (and of the unfused row pass, so both sum
  * dgamma/dbeta in the same order). Depends on K only, never on the thread count. */
 int64_t lnl_cpu_row_block(int64_t k);
+/* With ln_dx_colsums_f32, dgamma/dbeta are summed per group of this many rows of a
+ * block (one thread per group), then over the groups in order: the order depends on
+ * the block and the group, never on the thread count. */
+#define LNL_BWD_GROUP 32
 
 /* Bytes of one thread's packing buffers for an m x n x k GEMM with blocking b. */
 size_t lnl_gemm_thread_ws(const lnl_blocking *b, size_t elem, int64_t m, int64_t n, int64_t k);

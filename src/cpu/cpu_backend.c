@@ -86,8 +86,14 @@ size_t lnl_cpu_bwd_layout(const lnl_problem *p, char *base, lnl_cpu_ws *w) {
     w->rstd = lnl_carve(&cv, (size_t)M * es);
     if (!fused) w->lnout = lnl_carve(&cv, (size_t)(M * K) * es);
     w->dxhat = lnl_carve(&cv, (size_t)(dxrows * K) * es);
-    w->pg = lnl_carve(&cv, (size_t)K * es);
-    w->pb = lnl_carve(&cv, (size_t)K * es);
+    /* One partial per group of rows when the ISA visits each row once (backward_tmpl.h). */
+    int64_t groups = 1;
+    if (p->dtype == LNL_DTYPE_F32 && lnl_cpu_isa_get()->ln_dx_colsums_f32) {
+        int64_t blk = M < w->rb ? M : w->rb;
+        groups = (blk + LNL_BWD_GROUP - 1) / LNL_BWD_GROUP;
+    }
+    w->pg = lnl_carve(&cv, (size_t)(groups * K) * es);
+    w->pb = lnl_carve(&cv, (size_t)(groups * K) * es);
     size_t g1 = lnl_gemm_thread_ws(blocking(p), es, N, K, M);
     size_t g2 = lnl_gemm_thread_ws(blocking(p), es, dxrows, K, N);
     w->gemm_stride = g1 > g2 ? g1 : g2;
