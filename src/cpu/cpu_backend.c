@@ -113,21 +113,25 @@ size_t lnl_cpu_backward_workspace_size(const lnl_problem *p) {
     return lnl_cpu_bwd_layout(p, NULL, &w);
 }
 
-/* The caller's workspace, or a fresh one (*owned) when it gave none. */
-static char *workspace_get(void *given, size_t bytes, char **owned) {
+/* The caller's workspace, or a fresh one (*owned, for the caller to free) when it
+ * gave none. Returns OUT_OF_MEMORY, with fn's message, before anything is written. */
+static lnl_status workspace_get(void *given, size_t bytes, const char *fn, char **ws,
+                                char **owned) {
     *owned = NULL;
-    if (given || bytes == 0) return given;
-    *owned = malloc(bytes);
-    return *owned;
+    *ws = given;
+    if (given || bytes == 0) return LNL_STATUS_SUCCESS;
+    *ws = *owned = malloc(bytes);
+    if (*ws) return LNL_STATUS_SUCCESS;
+    return lnl_set_error(LNL_STATUS_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes of workspace",
+                         fn, bytes);
 }
 
 lnl_status lnl_cpu_forward(const lnl_fwd_args *a) {
     const lnl_problem *p = &a->p;
     if (p->rows == 0) return LNL_STATUS_SUCCESS;
-    size_t bytes = lnl_cpu_forward_workspace_size(p);
-    char *owned, *ws = workspace_get(a->workspace, bytes, &owned);
-    if (bytes && !ws)
-        return lnl_set_error(LNL_STATUS_OUT_OF_MEMORY, "lnl_forward: cannot allocate %zu bytes of workspace", bytes);
+    char *ws, *owned;
+    lnl_status s = workspace_get(a->workspace, lnl_cpu_forward_workspace_size(p), "lnl_forward", &ws, &owned);
+    if (s != LNL_STATUS_SUCCESS) return s;
     int f64 = p->dtype == LNL_DTYPE_F64;
     if (p->strategy == LNL_STRATEGY_REFERENCE) {
         lnl_reference_forward(a, ws);
@@ -161,10 +165,9 @@ lnl_status lnl_cpu_backward(const lnl_bwd_args *a) {
         backward_empty(a);
         return LNL_STATUS_SUCCESS;
     }
-    size_t bytes = lnl_cpu_backward_workspace_size(p);
-    char *owned, *ws = workspace_get(a->workspace, bytes, &owned);
-    if (bytes && !ws)
-        return lnl_set_error(LNL_STATUS_OUT_OF_MEMORY, "lnl_backward: cannot allocate %zu bytes of workspace", bytes);
+    char *ws, *owned;
+    lnl_status s = workspace_get(a->workspace, lnl_cpu_backward_workspace_size(p), "lnl_backward", &ws, &owned);
+    if (s != LNL_STATUS_SUCCESS) return s;
     int f64 = p->dtype == LNL_DTYPE_F64;
     if (p->strategy == LNL_STRATEGY_REFERENCE) {
         lnl_reference_backward(a, ws);
