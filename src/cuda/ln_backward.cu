@@ -238,21 +238,40 @@ cudaError_t launch_ln_backward(lnl_dtype dt, const float *dxhat, const void *x, 
     return e;
 }
 
-/* ---- ordered reduction of partials ---- */
+/* ---- ordered reduction of partials ----
+ * out[l] = sum over g of part[g*L + l]. A block owns 32 adjacent columns (coalesced
+ * 128-byte rows) and splits the G partial rows among RED_LANES lanes: lane j sums rows
+ * j, j + RED_LANES, ... in order, then lane 0 adds the lane sums in lane order. The
+ * order is fixed by G alone, so results are bitwise repeatable. One thread per column
+ * walking all G rows (the first version) was latency-bound: with G = 4 x SMs = 528 it
+ * took ~90 us per call at K = 4096 on the H200, more than the LayerNorm backward. */
+constexpr int RED_COLS = 32, RED_LANES = 16;
+
 template <typename T>
-__global__ void reduce_partials_kernel(const float *__restrict__ part, int64_t G, int64_t L,
-                                       T *__restrict__ out) {
-    int64_t l = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (l >= L) return;
+__global__ void __launch_bounds__(RED_COLS * RED_LANES)
+    reduce_partials_kernel(const float *__restrict__ part, int64_t G, int64_t L, T *__restrict__ out) {
+    __shared__ float lane_sum[RED_LANES][RED_COLS + 1];
+    const int64_t l = (int64_t)blockIdx.x * RED_COLS + threadIdx.x;
     float acc = 0.f;
-    for (int64_t g = 0; g < G; g++) acc += part[g * L + l];
-    out[l] = from_f<T>(acc);
+    if (l < L) {
+#pragma unroll 8
+        for (int64_t g = threadIdx.y; g < G; g += RED_LANES) acc += part[g * L + l];
+    }
+    lane_sum[threadIdx.y][threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.y == 0 && l < L) {
+        float t = 0.f;
+#pragma unroll
+        for (int j = 0; j < RED_LANES; j++) t += lane_sum[j][threadIdx.x];
+        out[l] = from_f<T>(t);
+    }
 }
 
 cudaError_t launch_reduce_partials(lnl_dtype dt, const float *part, int64_t G, int64_t L, void *out,
                                    cudaStream_t s) {
-    unsigned grid = (unsigned)((L + 255) / 256);
-    LNL_DISPATCH(dt, T, reduce_partials_kernel<T><<<grid, 256, 0, s>>>(part, G, L, (T *)out));
+    const unsigned grid = (unsigned)((L + RED_COLS - 1) / RED_COLS);
+    const dim3 block(RED_COLS, RED_LANES);
+    LNL_DISPATCH(dt, T, reduce_partials_kernel<T><<<grid, block, 0, s>>>(part, G, L, (T *)out));
     return cudaGetLastError();
 }
 

@@ -6,7 +6,8 @@
 #    host's ISA, AVX-512 where present), the C test table on CUDA (full and --big,
 #    M*K > 2^31), compute-sanitizer memcheck / racecheck / initcheck / synccheck on the
 #    quick table, the Python tests on CUDA against build-gpu's library, and
-#    `pip install --no-build-isolation .` followed by an import of the installed package;
+#    `pip install --no-build-isolation .` followed by an import of the installed package,
+#    and tests/gpu/initcheck_probe.cu under initcheck (does initcheck see cuBLASLt's stores?);
 # 3. runs lnl-bench --device cuda alone, so nothing else disturbs its timings.
 # The last line is "GPU SUMMARY: all passed (...)" or "GPU SUMMARY: FAILED: ...", and
 # the exit status is non-zero on any failure. With $OUT set (the device tool), logs
@@ -55,6 +56,10 @@ if [ -x "$TABLE" ]; then
         run_step "sanitizer_$tool" 300 compute-sanitizer --tool "$tool" --error-exitcode 99 \
             "$TABLE" --device cuda --quick &
     done
+    # Evidence, not a gate: does initcheck see cuBLASLt's stores? (see the probe's header)
+    run_step initcheck_probe 180 bash -c "nvcc -O2 -arch=sm_90a tests/gpu/initcheck_probe.cu \
+        -lcublasLt -o build-gpu/initcheck_probe && compute-sanitizer --tool initcheck \
+        --print-limit 4 build-gpu/initcheck_probe" &
     if [ -d tests/python ]; then
         mkdir -p "$OUTDIR/python"
         run_step pytest_cuda 300 env LNLINEAR_TEST_DEVICE=cuda LNLINEAR_LIBRARY="$LIB" \
