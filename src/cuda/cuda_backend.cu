@@ -57,13 +57,13 @@ static bwd_layout bwd_carve(const lnl_problem *p, const device_info &d, void *ba
     carver c{(char *)base, 0};
     const int64_t M = p->rows, K = p->in_features, N = p->out_features;
     bwd_layout l;
-    l.G = ln_bwd_grid(M, d);
+    l.G = ln_bwd_grid(p->dtype, M, K, d);
     l.G2 = colsum_grid(M, N, d);
     l.splits = p->strategy == LNL_STRATEGY_FUSED ? dw_splits(p->dtype, M, N, K, d) : 1;
     l.mean = (float *)c.take((size_t)M * 4);
     l.rstd = (float *)c.take((size_t)M * 4);
     l.shift = (float *)c.take((size_t)M * 4);
-    l.act = c.take((size_t)M * K * 4); /* float dxhat; unfused: ln_out first */
+    l.act = c.take((size_t)M * K * 4); /* dxhat (float32 at most); unfused: ln_out first */
     l.part_g = (float *)c.take((size_t)l.G * K * 4);
     l.part_b = (float *)c.take((size_t)l.G * K * 4);
     l.part_db = (float *)c.take((size_t)l.G2 * N * 4);
@@ -184,12 +184,16 @@ static lnl_status backward(const lnl_bwd_args *a) {
     const float *mean = (const float *)a->mean, *rstd = (const float *)a->rstd;
     /* F32 also needs the exact per-row shift (see launch_ln_forward), which the saved
      * float32 mean cannot give: one statistics pass over x. bf16/f16 skip it when the
-     * statistics are given (their own rounding is far larger). */
+     * statistics are given (their own rounding is far larger). When dW must be formed
+     * from a recomputed LN(x), the same pass writes it (one read of x, not two). */
     const float *shift = dt == LNL_DTYPE_F32 ? l.shift : nullptr;
-    if (!mean || shift) {
-        CU_TRY("layernorm statistics",
-               launch_ln_forward(dt, a->x, nullptr, nullptr, nullptr, l.mean, l.rstd, l.shift, M, K,
-                                 (float)p->eps, d, s));
+    const bool fused_dw = p->strategy == LNL_STRATEGY_FUSED && !a->ln_out;
+    const bool recompute = a->dlinear_weight && !a->ln_out && !fused_dw;
+    if (!mean || shift || recompute) {
+        CU_TRY(recompute ? "layernorm forward (recompute)" : "layernorm statistics",
+               launch_ln_forward(dt, a->x, recompute ? a->ln_weight : nullptr,
+                                 recompute ? a->ln_bias : nullptr, recompute ? l.act : nullptr,
+                                 l.mean, l.rstd, l.shift, M, K, (float)p->eps, d, s));
         if (!mean) {
             mean = l.mean;
             rstd = l.rstd;
@@ -198,21 +202,20 @@ static lnl_status backward(const lnl_bwd_args *a) {
     bool db_done = false;
     /* 1. dW = dy^T @ LN(x) (and db with it where cuBLASLt's epilogue can) */
     if (a->dlinear_weight) {
-        if (p->strategy == LNL_STRATEGY_FUSED && !a->ln_out) {
+        if (fused_dw) {
             CU_TRY("fused dW GEMM",
                    launch_fused_dw_gemm(dt, a->dy, a->x, mean, rstd, shift, a->ln_weight, a->ln_bias,
                                         a->dlinear_weight, l.part_dw, l.splits, M, K, N, s));
         } else {
-            const void *ln_out = a->ln_out;
-            if (!ln_out) {
-                CU_TRY("layernorm forward (recompute)",
-                       launch_ln_forward(dt, a->x, a->ln_weight, a->ln_bias, l.act, l.mean, l.rstd,
-                                         nullptr, M, K, (float)p->eps, d, s));
-                ln_out = l.act;
-            }
-            /* column-major: dW^T[K,N] = ln_out^T[K,M] @ (dy^T[N,M])^T-op; BGRADB sums op(B) over M */
+            const void *ln_out = recompute ? l.act : a->ln_out;
+            /* column-major: dW^T[K,N] = ln_out^T[K,M] @ (dy^T[N,M])^T-op; BGRADB sums op(B)
+             * over M. Not for float32: there the epilogue steered cuBLASLt to slower GEMMs
+             * (H200, 4096,768,768: a 64x64 SIMT kernel at 135 us where PyTorch's own dW
+             * GEMM ran a 100 us one; bench/cuda/profile_cuda.py), and the column sums below
+             * cost a few microseconds. For bf16 the epilogue is a separate kernel as fast
+             * as our own column sums, and the GEMM is the same as without it. */
             lnl_status st = LNL_STATUS_UNSUPPORTED;
-            if (a->dlinear_bias) {
+            if (a->dlinear_bias && dt != LNL_DTYPE_F32) {
                 st = lt_matmul(dt, false, false, true, K, N, M, ln_out, K, a->dy, N, a->dlinear_weight, K,
                                LT_BGRADB, a->dlinear_bias, l.lt, LT_WORKSPACE, s);
                 if (st != LNL_STATUS_SUCCESS && st != LNL_STATUS_UNSUPPORTED) return st;
@@ -232,11 +235,11 @@ static lnl_status backward(const lnl_bwd_args *a) {
     /* 3. dxhat = dy @ W, then the LayerNorm backward (reuses the act region) */
     if (a->dx || a->dln_weight || a->dln_bias) {
         /* column-major: dxhat^T[K,M] = W^T[K,N] @ dy^T[N,M] */
-        ST_TRY(lt_matmul(dt, true, false, false, K, M, N, a->linear_weight, K, a->dy, N, l.act, K,
-                         LT_NONE, nullptr, l.lt, LT_WORKSPACE, s));
+        ST_TRY(lt_matmul(dt, dxhat_f32(dt, K), false, false, K, M, N, a->linear_weight, K, a->dy, N,
+                         l.act, K, LT_NONE, nullptr, l.lt, LT_WORKSPACE, s));
         const bool parts = a->dln_weight || a->dln_bias;
         CU_TRY("layernorm backward",
-               launch_ln_backward(dt, (const float *)l.act, a->x, mean, rstd, shift, a->ln_weight, a->dx,
+               launch_ln_backward(dt, l.act, a->x, mean, rstd, shift, a->ln_weight, a->dx,
                                   parts ? l.part_g : nullptr, parts ? l.part_b : nullptr, M, K, l.G,
                                   d, s));
         if (a->dln_weight)

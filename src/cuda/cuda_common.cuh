@@ -67,6 +67,20 @@ __device__ __forceinline__ float block_sum(float v, float *red) {
     return t;
 }
 
+/* Two sums for the price of one pair of barriers; red must hold 32 float2. */
+__device__ __forceinline__ float2 block_sum2(float a, float b, float2 *red) {
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+    a = warp_sum(a);
+    b = warp_sum(b);
+    if (lane == 0) red[warp] = make_float2(a, b);
+    __syncthreads();
+    float2 t = lane < nw ? red[lane] : make_float2(0.f, 0.f);
+    t.x = warp_sum(t.x);
+    t.y = warp_sum(t.y);
+    __syncthreads();
+    return t;
+}
+
 /* ---- device facts ---- */
 struct device_info {
     int device, sm_count, major, minor;
@@ -89,8 +103,18 @@ struct carver {
 /* cuBLASLt scratch: enough for its split-K kernels on Hopper. */
 constexpr size_t LT_WORKSPACE = (size_t)8 << 20;
 
+/* dxhat = dy @ W, the LayerNorm backward's input, is float32 for f32 problems and for
+ * bf16/f16 rows shorter than 512; longer bf16/f16 rows keep it in the io dtype, as
+ * PyTorch's own backward does. That halves the traffic of the backward's largest
+ * intermediate (M x K; 2 x 64 MB saved at 8192 x 4096), and its rounding (2^-9 for
+ * bf16) stays far inside the bf16/f16 bounds once K is large: dx subtracts from dxhat
+ * its projections on 1 and xhat, which amplifies relative error by about
+ * sqrt(K / (K - 2)), but by much more on short rows (bf16 dxhat gave a dx error of
+ * 1.03e-2 at M=1, K=3, N=257 on the H200, above the 1e-2 bound). */
+inline bool dxhat_f32(lnl_dtype dt, int64_t K) { return dt == LNL_DTYPE_F32 || K < 512; }
+
 /* ---- plans: how big each helper buffer is, shared by size queries and calls ---- */
-int64_t ln_bwd_grid(int64_t M, const device_info &d);
+int64_t ln_bwd_grid(lnl_dtype dt, int64_t M, int64_t K, const device_info &d);
 int64_t colsum_grid(int64_t M, int64_t N, const device_info &d);
 int dw_splits(lnl_dtype dt, int64_t M, int64_t N, int64_t K, const device_info &d);
 
@@ -109,9 +133,9 @@ cudaError_t launch_add_bias(lnl_dtype dt, void *y, const void *bias, int64_t M, 
                             cudaStream_t s);
 /* LayerNorm backward from dxhat [M,K]: dx (optional), and per-block float partials
  * of dgamma/dbeta ([G,K] each, optional) reduced later by launch_reduce_partials. */
-cudaError_t launch_ln_backward(lnl_dtype dt, const float *dxhat, const void *x, const float *mean,
-                               const float *rstd, const float *shift, const void *gamma, void *dx, float *part_g,
-                               float *part_b, int64_t M, int64_t K, int64_t G,
+cudaError_t launch_ln_backward(lnl_dtype dt, const void *dxhat, const void *x, const float *mean,
+                               const float *rstd, const float *shift, const void *gamma, void *dx,
+                               float *part_g, float *part_b, int64_t M, int64_t K, int64_t G,
                                const device_info &d, cudaStream_t s);
 /* out[l] = sum_{g<G} part[g*L + l] in order g = 0..G-1, stored as dtype. */
 cudaError_t launch_reduce_partials(lnl_dtype dt, const float *part, int64_t G, int64_t L, void *out,

@@ -6,7 +6,7 @@
 
 namespace lnl {
 
-/* V elements; 16-byte loads when V * sizeof(T) is a multiple of 16 (float dxhat
+/* V elements; 16-byte loads when V * sizeof(T) is a multiple of 16 (a float dxhat
  * rows take two per bf16 chunk). */
 template <typename T, int V> __device__ __forceinline__ void ldv(const T *p, T (&v)[V]) {
     if constexpr (V * sizeof(T) % 16 == 0) {
@@ -24,8 +24,8 @@ template <typename T, int V> __device__ __forceinline__ void ldv(const T *p, T (
 /* Block b owns rows [b*R, min(M,(b+1)*R)). Element k of the partials is only ever
  * touched by the thread that owns k's chunk, so they need no barrier: they live in
  * shared memory when 2*K floats fit, else directly in the block's global slice. */
-template <typename T, int V>
-__global__ void ln_bwd_kernel(const float *__restrict__ dxhat, const T *__restrict__ x,
+template <typename T, typename TD, int V>
+__global__ void ln_bwd_kernel(const TD *__restrict__ dxhat, const T *__restrict__ x,
                               const float *__restrict__ mean, const float *__restrict__ rstd,
                               const float *__restrict__ shift,
                               const T *__restrict__ gamma, T *__restrict__ dx,
@@ -44,21 +44,21 @@ __global__ void ln_bwd_kernel(const float *__restrict__ dxhat, const T *__restri
 #pragma unroll
             for (int j = 0; j < V; j++) pg[c * V + j] = pb[c * V + j] = 0.f;
     for (int64_t row = r0; row < r1; row++) {
-        const float *dr = dxhat + row * K;
+        const TD *dr = dxhat + row * K;
         const T *xr = x + row * K;
         /* x - mean as (x - x0) - shift when the exact shift is known (F32) */
         const float x0 = shift ? to_f(xr[0]) : mean[row], dm = shift ? shift[row] : 0.f;
         const float rs = rstd[row];
         float s1 = 0.f, s2 = 0.f;
         for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x) {
-            float dv[V];
+            TD dv[V];
             T xv[V], gv[V];
-            ldv<float, V>(dr + c * V, dv);
+            ldv<TD, V>(dr + c * V, dv);
             ldv<T, V>(xr + c * V, xv);
             if (gamma) ldv<T, V>(gamma + c * V, gv);
 #pragma unroll
             for (int j = 0; j < V; j++) {
-                float dh = dv[j], xh = ((to_f(xv[j]) - x0) - dm) * rs;
+                float dh = to_f(dv[j]), xh = ((to_f(xv[j]) - x0) - dm) * rs;
                 float g = dh * (gamma ? to_f(gv[j]) : 1.f);
                 s1 += g;
                 s2 += g * xh;
@@ -73,15 +73,15 @@ __global__ void ln_bwd_kernel(const float *__restrict__ dxhat, const T *__restri
         T *dxr = dx + row * K;
         /* second pass re-reads the row this block just read (L1/L2 hits) */
         for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x) {
-            float dv[V];
+            TD dv[V];
             T xv[V], gv[V], o[V];
-            ldv<float, V>(dr + c * V, dv);
+            ldv<TD, V>(dr + c * V, dv);
             ldv<T, V>(xr + c * V, xv);
             if (gamma) ldv<T, V>(gamma + c * V, gv);
 #pragma unroll
             for (int j = 0; j < V; j++) {
                 float xh = ((to_f(xv[j]) - x0) - dm) * rs;
-                float g = dv[j] * (gamma ? to_f(gv[j]) : 1.f);
+                float g = to_f(dv[j]) * (gamma ? to_f(gv[j]) : 1.f);
                 o[j] = from_f<T>(rs * (g - c1 - xh * c2));
             }
             if constexpr (V * sizeof(T) == 16) {
@@ -103,16 +103,16 @@ __global__ void ln_bwd_kernel(const float *__restrict__ dxhat, const T *__restri
             }
 }
 
-/* The common case: each thread keeps CPT chunks of its row (float dxhat and x) in
+/* The common case: each thread keeps CPT chunks of its row (dxhat and x) in
  * registers, so dx needs no second read, and its gamma and its dgamma/dbeta
  * partials stay in registers across all the block's rows. */
-template <typename T, int V, int CPT>
-__global__ void __launch_bounds__(512) ln_bwd_reg_kernel(const float *__restrict__ dxhat, const T *__restrict__ x,
+template <typename T, typename TD, int V, int CPT>
+__global__ void __launch_bounds__(512) ln_bwd_reg_kernel(const TD *__restrict__ dxhat, const T *__restrict__ x,
                                   const float *__restrict__ mean, const float *__restrict__ rstd,
                                   const float *__restrict__ shift, const T *__restrict__ gamma,
                                   T *__restrict__ dx, float *__restrict__ part_g,
                                   float *__restrict__ part_b, int64_t M, int64_t K) {
-    __shared__ float red[32];
+    __shared__ float2 red[32];
     const int64_t nchunks = K / V;
     const int64_t R = (M + gridDim.x - 1) / gridDim.x;
     const int64_t r0 = blockIdx.x * R, r1 = min64(M, r0 + R);
@@ -129,19 +129,25 @@ __global__ void __launch_bounds__(512) ln_bwd_reg_kernel(const float *__restrict
             pg[i][j] = pb[i][j] = 0.f;
         }
     }
-    for (int64_t row = r0; row < r1; row++) {
-        const float *dr = dxhat + row * K;
-        const T *xr = x + row * K;
-        float dv[CPT][V];
-        T xv[CPT][V];
+    /* Row `row` is worked on while row + 1 is already being loaded: one row in flight
+     * per thread left the kernel latency-bound (about 2.2 TB/s at K = 4096 bf16 on
+     * the H200), since each row ends in two block-wide reductions. */
+    TD dv[CPT][V], ndv[CPT][V];
+    T xv[CPT][V], nxv[CPT][V];
+    auto load_row = [&](int64_t row, TD (&d)[CPT][V], T (&xx)[CPT][V]) {
 #pragma unroll
         for (int i = 0; i < CPT; i++) {
             const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
             if (c < nchunks) {
-                ldv<float, V>(dr + c * V, dv[i]);
-                ldv<T, V>(xr + c * V, xv[i]);
+                ldv<TD, V>(dxhat + row * K + c * V, d[i]);
+                ldv<T, V>(x + row * K + c * V, xx[i]);
             }
         }
+    };
+    if (r0 < r1) load_row(r0, dv, xv);
+    for (int64_t row = r0; row < r1; row++) {
+        if (row + 1 < r1) load_row(row + 1, ndv, nxv);
+        const T *xr = x + row * K;
         const float x0 = shift ? to_f(xr[0]) : mean[row], dm = shift ? shift[row] : 0.f;
         const float rs = rstd[row];
         float s1 = 0.f, s2 = 0.f;
@@ -150,31 +156,41 @@ __global__ void __launch_bounds__(512) ln_bwd_reg_kernel(const float *__restrict
             if (threadIdx.x + (int64_t)i * blockDim.x < nchunks)
 #pragma unroll
                 for (int j = 0; j < V; j++) {
-                    const float xh = ((to_f(xv[i][j]) - x0) - dm) * rs, g = dv[i][j] * gam[i][j];
+                    const float dh = to_f(dv[i][j]), xh = ((to_f(xv[i][j]) - x0) - dm) * rs;
+                    const float g = dh * gam[i][j];
                     s1 += g;
                     s2 += g * xh;
                     if (parts) {
-                        pg[i][j] += dv[i][j] * xh;
-                        pb[i][j] += dv[i][j];
+                        pg[i][j] += dh * xh;
+                        pb[i][j] += dh;
                     }
                 }
-        if (!dx) continue;
-        const float c1 = block_sum(s1, red) / (float)K, c2 = block_sum(s2, red) / (float)K;
-        T *dxr = dx + row * K;
+        if (dx) {
+            const float2 c12 = block_sum2(s1, s2, red);
+            const float c1 = c12.x / (float)K, c2 = c12.y / (float)K;
+            T *dxr = dx + row * K;
 #pragma unroll
-        for (int i = 0; i < CPT; i++) {
-            const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
-            if (c >= nchunks) continue;
-            T o[V];
+            for (int i = 0; i < CPT; i++) {
+                const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
+                if (c >= nchunks) continue;
+                T o[V];
+#pragma unroll
+                for (int j = 0; j < V; j++) {
+                    const float xh = ((to_f(xv[i][j]) - x0) - dm) * rs;
+                    o[j] = from_f<T>(rs * (to_f(dv[i][j]) * gam[i][j] - c1 - xh * c2));
+                }
+                uint4 u;
+                memcpy(&u, o, 16);
+                *reinterpret_cast<uint4 *>(dxr + c * V) = u;
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < CPT; i++)
 #pragma unroll
             for (int j = 0; j < V; j++) {
-                const float xh = ((to_f(xv[i][j]) - x0) - dm) * rs;
-                o[j] = from_f<T>(rs * (dv[i][j] * gam[i][j] - c1 - xh * c2));
+                dv[i][j] = ndv[i][j];
+                xv[i][j] = nxv[i][j];
             }
-            uint4 u;
-            memcpy(&u, o, 16);
-            *reinterpret_cast<uint4 *>(dxr + c * V) = u;
-        }
     }
     if (parts)
 #pragma unroll
@@ -189,33 +205,66 @@ __global__ void __launch_bounds__(512) ln_bwd_reg_kernel(const float *__restrict
         }
 }
 
-int64_t ln_bwd_grid(int64_t M, const device_info &d) {
-    return std::max<int64_t>(1, std::min<int64_t>(M, (int64_t)d.sm_count * 4));
+/* The register kernel's launch for a row of K elements: CPT chunks of V per thread,
+ * `threads` threads; use = false when the row does not fit (the generic kernel runs). */
+struct reg_plan {
+    bool use;
+    int cpt, threads;
+};
+template <typename T> static reg_plan plan_reg(int64_t K) {
+    constexpr int V = vec_elems<T>();
+    const int64_t nchunks = K / V;
+    if (K % V != 0 || nchunks > 1024) return {false, 0, 0}; /* <= 512 threads of <= 128 registers */
+    const int cpt = nchunks <= 256 ? 1 : 2;
+    return {true, cpt, (int)(((nchunks + cpt - 1) / cpt + 31) / 32 * 32)};
+}
+template <typename T, typename TD> static auto reg_kernel(int cpt) {
+    constexpr int V = vec_elems<T>();
+    return cpt == 1 ? ln_bwd_reg_kernel<T, TD, V, 1> : ln_bwd_reg_kernel<T, TD, V, 2>;
 }
 
-template <typename T>
-static cudaError_t ln_backward_t(const float *dxhat, const T *x, const float *mean,
-                                 const float *rstd, const float *shift, const T *gamma, T *dx, float *part_g, float *part_b, int64_t M,
-                                 int64_t K, int64_t G, const device_info &d, cudaStream_t s) {
+/* One block per resident slot, so the whole grid runs in a single wave: with a fixed
+ * 4 blocks per SM and only 2-3 of them resident (register-bound), a second, mostly
+ * empty wave cost a third of the kernel's time. The grid fixes the partials' layout
+ * and the summation order, so it depends only on the device, dtype, M and K. */
+template <typename T, typename TD> static int blocks_per_sm(int64_t K) {
+    const reg_plan rp = plan_reg<T>(K);
+    int occ = 0;
+    if (!rp.use ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, reg_kernel<T, TD>(rp.cpt), rp.threads, 0) !=
+            cudaSuccess ||
+        occ <= 0) {
+        (void)cudaGetLastError();
+        return 4;
+    }
+    return occ;
+}
+int64_t ln_bwd_grid(lnl_dtype dt, int64_t M, int64_t K, const device_info &d) {
+    int per_sm = 4;
+    const bool f32 = dxhat_f32(dt, K);
+    LNL_DISPATCH(dt, T, per_sm = f32 ? blocks_per_sm<T, float>(K) : blocks_per_sm<T, T>(K));
+    return std::max<int64_t>(1, std::min<int64_t>(M, (int64_t)d.sm_count * per_sm));
+}
+
+template <typename T, typename TD>
+static cudaError_t ln_backward_t(const TD *dxhat, const T *x, const float *mean, const float *rstd,
+                                 const float *shift, const T *gamma, T *dx, float *part_g,
+                                 float *part_b, int64_t M, int64_t K, int64_t G, const device_info &d,
+                                 cudaStream_t s) {
     constexpr int V = vec_elems<T>();
     bool vec = K % V == 0 && aligned16(dxhat) && aligned16(x) && aligned16(gamma) && aligned16(dx);
     int64_t nchunks = vec ? K / V : K;
-    if (vec && nchunks <= 1024) { /* <= 512 threads of <= 96 registers */
-        const int cpt = nchunks <= 256 ? 1 : 2;
-        const int thr = (int)(((nchunks + cpt - 1) / cpt + 31) / 32 * 32);
-        if (cpt == 1)
-            ln_bwd_reg_kernel<T, V, 1><<<(unsigned)G, thr, 0, s>>>(dxhat, x, mean, rstd, shift, gamma,
-                                                                   dx, part_g, part_b, M, K);
-        else
-            ln_bwd_reg_kernel<T, V, 2><<<(unsigned)G, thr, 0, s>>>(dxhat, x, mean, rstd, shift, gamma,
-                                                                   dx, part_g, part_b, M, K);
+    const reg_plan rp = plan_reg<T>(K);
+    if (vec && rp.use) {
+        reg_kernel<T, TD>(rp.cpt)<<<(unsigned)G, rp.threads, 0, s>>>(dxhat, x, mean, rstd, shift, gamma,
+                                                                    dx, part_g, part_b, M, K);
         return cudaGetLastError();
     }
     int threads = (int)std::min<int64_t>(512, std::max<int64_t>(32, (nchunks + 31) / 32 * 32));
     size_t pbytes = 2 * (size_t)K * sizeof(float);
     int smem_parts = part_g && pbytes <= d.max_smem_optin;
     size_t smem = smem_parts ? pbytes : 0;
-    auto kern = vec ? ln_bwd_kernel<T, V> : ln_bwd_kernel<T, 1>;
+    auto kern = vec ? ln_bwd_kernel<T, TD, V> : ln_bwd_kernel<T, TD, 1>;
     if (smem > 48 * 1024) {
         cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              (int)smem);
@@ -226,15 +275,20 @@ static cudaError_t ln_backward_t(const float *dxhat, const T *x, const float *me
     return cudaGetLastError();
 }
 
-cudaError_t launch_ln_backward(lnl_dtype dt, const float *dxhat, const void *x, const float *mean,
-                               const float *rstd, const float *shift, const void *gamma, void *dx, float *part_g,
-                               float *part_b, int64_t M, int64_t K, int64_t G,
+cudaError_t launch_ln_backward(lnl_dtype dt, const void *dxhat, const void *x, const float *mean,
+                               const float *rstd, const float *shift, const void *gamma, void *dx,
+                               float *part_g, float *part_b, int64_t M, int64_t K, int64_t G,
                                const device_info &d, cudaStream_t s) {
     if (M == 0) return cudaSuccess;
     cudaError_t e = cudaSuccess;
+    const bool f32 = dxhat_f32(dt, K);
     LNL_DISPATCH(dt, T,
-                 e = ln_backward_t<T>(dxhat, (const T *)x, mean, rstd, shift, (const T *)gamma,
-                                      (T *)dx, part_g, part_b, M, K, G, d, s));
+                 e = f32 ? ln_backward_t<T, float>((const float *)dxhat, (const T *)x, mean, rstd, shift,
+                                                   (const T *)gamma, (T *)dx, part_g, part_b, M, K, G,
+                                                   d, s)
+                         : ln_backward_t<T, T>((const T *)dxhat, (const T *)x, mean, rstd, shift,
+                                               (const T *)gamma, (T *)dx, part_g, part_b, M, K, G, d,
+                                               s));
     return e;
 }
 

@@ -2,7 +2,7 @@
  * Table-driven check of every strategy x dtype x shape against the test's own
  * float64 reference (testutil.c), per tensor by ||out - ref|| / ||ref||.
  *
- *   test_table [--device cpu|cuda] [--quick] [--big]
+ *   test_table [--device cpu|cuda] [--quick] [--big] [--dtype f32|f64|bf16|f16]
  *
  * Every call runs on NaN-poisoned outputs with guard bytes after each buffer;
  * outputs that were not requested must stay poisoned, inputs must stay intact.
@@ -454,6 +454,7 @@ static void run_case(tcase *c, lnl_strategy strat) {
 
 int main(int argc, char **argv) {
     int dev = 0, quick = 0, big = 0;
+    const char *only_dtype = NULL; /* --dtype: run one dtype (tests/gpu/run.sh's initcheck step) */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--device") && i + 1 < argc) {
             const char *d = argv[++i];
@@ -466,14 +467,23 @@ int main(int argc, char **argv) {
             quick = 1;
         } else if (!strcmp(argv[i], "--big")) {
             big = 1;
+        } else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) {
+            only_dtype = argv[++i];
+            if (strcmp(only_dtype, "f32") && strcmp(only_dtype, "f64") && strcmp(only_dtype, "bf16") &&
+                strcmp(only_dtype, "f16")) {
+                fprintf(stderr, "unknown dtype %s\n", only_dtype);
+                return 2;
+            }
         } else {
-            fprintf(stderr, "usage: %s [--device cpu|cuda] [--quick] [--big]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--device cpu|cuda] [--quick] [--big] [--dtype f32|f64|bf16|f16]\n",
+                    argv[0]);
             return 2;
         }
     }
     const char *isa = getenv("LNL_CPU_ISA");
-    printf("test_table: device %s%s%s, LNL_CPU_ISA=%s\n", dev ? "cuda" : "cpu", quick ? " --quick" : "",
-           big ? " --big" : "", isa ? isa : "(unset)");
+    printf("test_table: device %s%s%s%s%s, LNL_CPU_ISA=%s\n", dev ? "cuda" : "cpu", quick ? " --quick" : "",
+           big ? " --big" : "", only_dtype ? " --dtype " : "", only_dtype ? only_dtype : "",
+           isa ? isa : "(unset)");
     if (dev) {
         const char *msg = "";
         if (cu_init(&msg) != 0) {
@@ -496,6 +506,7 @@ int main(int argc, char **argv) {
     int supported[4][4], any[4];
     for (size_t di = 0; di < 4; di++) {
         any[di] = 0;
+        if (only_dtype && strcmp(only_dtype, tu_dtype_name(dtypes[di]))) continue;
         for (size_t k = 0; k < 4; k++) {
             lnl_problem p;
             memset(&p, 0, sizeof p);
