@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from .ops import STRATEGIES, check_operands
+from .ops import STRATEGIES, LayerNormLinearFunction, check_operands, eager_fast_path_ok
 
 # Resolved once: torch.ops attribute lookup and overload resolution cost per call.
 _forward_op = torch.ops.lnlinear.forward.default
@@ -39,13 +39,17 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
         raise ValueError(f"strategy must be one of {sorted(STRATEGIES)}, got {strategy!r}")
     if x.dim() == 2:  # the common case skips two shape ops (~3 us at tiny sizes)
         x2 = x if x.is_contiguous() else x.contiguous()
-        return _forward_op(x2, ln_weight, ln_bias, linear_weight, linear_bias,
-                           float(eps), not recompute, code)[0]
-    K = x.shape[-1]
-    N = linear_weight.shape[0]
-    x2 = x.reshape(-1, K)
-    if not x2.is_contiguous():
-        x2 = x2.contiguous()
-    y = _forward_op(x2, ln_weight, ln_bias, linear_weight, linear_bias,
-                    float(eps), not recompute, code)[0]
-    return y.view(tuple(x.shape[:-1]) + (N,))
+    else:
+        x2 = x.reshape(-1, x.shape[-1])
+        if not x2.is_contiguous():
+            x2 = x2.contiguous()
+    if eager_fast_path_ok(x2, ln_weight, ln_bias, linear_weight, linear_bias):
+        y = LayerNormLinearFunction.apply(
+            x2, ln_weight if ln_weight is None else ln_weight.contiguous(),
+            ln_bias if ln_bias is None else ln_bias.contiguous(), linear_weight.contiguous(),
+            linear_bias if linear_bias is None else linear_bias.contiguous(), float(eps),
+            not recompute, code)
+    else:
+        y = _forward_op(x2, ln_weight, ln_bias, linear_weight, linear_bias,
+                        float(eps), not recompute, code)[0]
+    return y if x.dim() == 2 else y.view(tuple(x.shape[:-1]) + (linear_weight.shape[0],))

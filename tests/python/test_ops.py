@@ -133,3 +133,37 @@ def test_library_enums_match_header():
     for code, size in sizes.items():
         assert _clib.lib.lnl_dtype_size(code) == size
     assert lnlinear.library_version() >= (0, 1, 0)
+
+
+def _custom_op_path(inputs, recompute):
+    # What layernorm_linear runs when compiling: the registered op and its autograd.
+    x, lnw, lnb, w, b = inputs
+    return torch.ops.lnlinear.forward(x, lnw, lnb, w, b, 1e-5, not recompute, STRATEGY_AUTO)[0]
+
+
+@pytest.mark.parametrize("device,dtype", DEVICE_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("recompute", [True, False])
+def test_eager_fast_path_matches_custom_op(device, dtype, recompute):
+    # Plain eager calls skip the dispatcher (ops.LayerNormLinearFunction); the results and
+    # all five gradients must be bitwise those of the custom op.
+    inputs, dy = make_inputs((33,), 40, 24, dtype, device)
+    dy = dy.reshape(33, 24)
+    outs = []
+    for fn in (lambda a: lnlinear.layernorm_linear(*a, recompute=recompute),
+               lambda a: _custom_op_path(a, recompute)):
+        leaves = _leaf(inputs)
+        y = fn(leaves)
+        outs.append((y,) + torch.autograd.grad(y, leaves, dy))
+    for a, b in zip(*outs):
+        assert torch.equal(a, b)
+
+
+def test_eager_fast_path_is_taken_only_for_plain_eager():
+    from lnlinear import ops
+    inputs, _ = make_inputs((4,), 8, 3, torch.float32, "cpu")
+    assert ops.eager_fast_path_ok(*inputs)
+    with torch._subclasses.fake_tensor.FakeTensorMode() as mode:
+        fake = [None if t is None else mode.from_tensor(t) for t in inputs]
+        assert not ops.eager_fast_path_ok(*fake)
+        # and the call itself still works there, through the custom op's fake kernel
+        assert lnlinear.layernorm_linear(*fake).shape == (4, 3)
