@@ -56,9 +56,12 @@ if [ -x "$TABLE" ]; then
         run_step "sanitizer_$tool" 300 compute-sanitizer --tool "$tool" --error-exitcode 99 \
             "$TABLE" --device cuda --quick &
     done
-    # initcheck on float32 only: it does not see the stores of the cuBLASLt kernels that
-    # write float32 from bf16/f16 inputs (the backward's dxhat), so every bf16/f16 backward
-    # would be reported; the probe below shows that without any lnlinear code.
+    # initcheck on float32 only: it does not see the stores of cuBLASLt's Hopper kernels
+    # (the bf16/f16 GEMMs; float32 runs SIMT kernels it does see), so every bf16/f16
+    # backward would be reported for reading the dxhat cuBLASLt wrote. The probe below
+    # shows that without any lnlinear code: every read of its cuBLASLt outputs (float32
+    # and bf16) is reported, none of the memset control (H200, 2026-11-30: 5280 = 1056 +
+    # 4224 reports).
     run_step sanitizer_initcheck 300 compute-sanitizer --tool initcheck --error-exitcode 99 \
         "$TABLE" --device cuda --quick --dtype f32 &
     # Evidence, not a gate: does initcheck see cuBLASLt's stores? (see the probe's header)
