@@ -4,7 +4,8 @@ import math
 
 import torch
 
-from .ops import STRATEGIES, LayerNormLinearFunction, check_operands, eager_fast_path_ok
+from .ops import (STRATEGIES, LayerNormLinearFunction, check_operands, eager_fast_path_ok,
+                  forward_body)
 
 # Resolved once: torch.ops attribute lookup and overload resolution cost per call.
 _forward_op = torch.ops.lnlinear.forward.default
@@ -44,11 +45,14 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
         if not x2.is_contiguous():
             x2 = x2.contiguous()
     if eager_fast_path_ok(x2, ln_weight, ln_bias, linear_weight, linear_bias):
-        y = LayerNormLinearFunction.apply(
-            x2, ln_weight if ln_weight is None else ln_weight.contiguous(),
-            ln_bias if ln_bias is None else ln_bias.contiguous(), linear_weight.contiguous(),
-            linear_bias if linear_bias is None else linear_bias.contiguous(), float(eps),
-            not recompute, code)
+        args = (x2, ln_weight if ln_weight is None else ln_weight.contiguous(),
+                ln_bias if ln_bias is None else ln_bias.contiguous(), linear_weight.contiguous(),
+                linear_bias if linear_bias is None else linear_bias.contiguous(), float(eps),
+                not recompute, code)
+        if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in args[:5]):
+            y = LayerNormLinearFunction.apply(*args)
+        else:  # nothing to differentiate: no autograd node, nothing saved
+            y = forward_body(*args, check=False, lean=True)[0]
     else:
         y = _forward_op(x2, ln_weight, ln_bias, linear_weight, linear_bias,
                         float(eps), not recompute, code)[0]

@@ -121,6 +121,18 @@ def _acc_dtype(dtype):
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 
+# The current stream's cudaStream_t: torch's raw query when it has one (no Stream object
+# built per call), else the public API.
+_raw_stream_query = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _raw_stream(device):
+    if _raw_stream_query is not None:
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        return _raw_stream_query(index)
+    return torch.cuda.current_stream(device).cuda_stream
+
+
 def _problem(x, N, eps, strategy):
     p = _clib.Problem()
     p.rows, p.in_features = x.shape
@@ -130,7 +142,7 @@ def _problem(x, N, eps, strategy):
     p.strategy = strategy
     if x.device.type == "cuda":
         p.device = _clib.DEVICE_CUDA
-        p.stream = torch.cuda.current_stream(x.device).cuda_stream
+        p.stream = _raw_stream(x.device)
     else:
         p.device = _clib.DEVICE_CPU
         # Follow torch's intra-op setting so torch.set_num_threads governs both.
@@ -170,9 +182,10 @@ def _workspace(size_fn, p, device):
 
 
 def forward_body(x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_ln_out, strategy,
-                 check=True):
+                 check=True, lean=False):
     """The forward op's work, shared by the custom op and the eager fast path (which has
-    checked the operands already and passes check=False)."""
+    checked the operands already and passes check=False). lean=True (the fast path; a
+    custom op must return a tensor) returns ln_out as None when it is not kept."""
     if check:
         if x.dim() != 2:
             raise ValueError(f"lnlinear::forward takes x as [M, K], got shape {list(x.shape)}")
@@ -185,7 +198,10 @@ def forward_body(x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_ln
     y = torch.empty((M, N), dtype=x.dtype, device=x.device)
     mean = torch.empty((M,), dtype=acc, device=x.device)
     rstd = torch.empty((M,), dtype=acc, device=x.device)
-    ln_out = torch.empty((M, K) if keep_ln_out else (0,), dtype=x.dtype, device=x.device)
+    if lean and not keep_ln_out:
+        ln_out = None
+    else:
+        ln_out = torch.empty((M, K) if keep_ln_out else (0,), dtype=x.dtype, device=x.device)
     if M == 0:
         return y, mean, rstd, ln_out
     p = _problem(x, N, eps, strategy)
@@ -217,9 +233,8 @@ def _forward_fake(x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_l
             x.new_empty((M, K) if keep_ln_out else (0,)))
 
 
-def backward_body(dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out, eps, strategy,
-                  needs):
-    """The backward op's work, shared by the custom op and the eager fast path."""
+def _check_backward_operands(dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out,
+                             needs):
     if len(needs) != 5:
         raise ValueError(f"needs must hold 5 flags, got {len(needs)}")
     if x.dim() != 2:
@@ -241,6 +256,17 @@ def backward_body(dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out, 
     for name, flag, param in (("ln_weight", needs[1], ln_weight), ("ln_bias", needs[2], ln_bias)):
         if flag and param is None:
             raise ValueError(f"gradient of {name} asked for, but {name} is None")
+
+
+def backward_body(dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out, eps, strategy,
+                  needs, check=True):
+    """The backward op's work, shared by the custom op and the eager fast path, which
+    passes check=False: its operands are its own forward's, already checked."""
+    if check:
+        _check_backward_operands(dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out,
+                                 needs)
+    M, K = x.shape
+    N = linear_weight.shape[0]
     dy, x, ln_weight, ln_bias = dy.contiguous(), x.contiguous(), _contig(ln_weight), _contig(ln_bias)
     linear_weight, mean, rstd, ln_out = (linear_weight.contiguous(), _contig(mean),
                                          _contig(rstd), _contig(ln_out))
@@ -345,10 +371,9 @@ class LayerNormLinearFunction(torch.autograd.Function):
     def forward(ctx, x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_ln_out,
                 strategy):
         y, mean, rstd, ln_out = forward_body(x, ln_weight, ln_bias, linear_weight, linear_bias,
-                                             eps, keep_ln_out, strategy, check=False)
+                                             eps, keep_ln_out, strategy, check=False, lean=True)
         # The same tensors as the custom op's setup_context keeps.
-        ctx.save_for_backward(x, ln_weight, ln_bias, linear_weight, mean, rstd,
-                              ln_out if keep_ln_out else None)
+        ctx.save_for_backward(x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out)
         ctx.eps = eps
         ctx.strategy = strategy
         return y
@@ -360,5 +385,5 @@ class LayerNormLinearFunction(torch.autograd.Function):
             return (None,) * 8
         x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out = ctx.saved_tensors
         grads = backward_body(dy.contiguous(), x, ln_weight, ln_bias, linear_weight, mean, rstd,
-                              ln_out, ctx.eps, ctx.strategy, needs)
+                              ln_out, ctx.eps, ctx.strategy, needs, check=False)
         return tuple(g if n else None for g, n in zip(grads, needs)) + (None, None, None)
