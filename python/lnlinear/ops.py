@@ -121,18 +121,6 @@ def _acc_dtype(dtype):
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 
-# The current stream's cudaStream_t: torch's raw query when it has one (no Stream object
-# built per call), else the public API.
-_raw_stream_query = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-
-
-def _raw_stream(device):
-    if _raw_stream_query is not None:
-        index = device.index if device.index is not None else torch.cuda.current_device()
-        return _raw_stream_query(index)
-    return torch.cuda.current_stream(device).cuda_stream
-
-
 def _problem(x, N, eps, strategy):
     p = _clib.Problem()
     p.rows, p.in_features = x.shape
@@ -142,7 +130,7 @@ def _problem(x, N, eps, strategy):
     p.strategy = strategy
     if x.device.type == "cuda":
         p.device = _clib.DEVICE_CUDA
-        p.stream = _raw_stream(x.device)
+        p.stream = torch.cuda.current_stream(x.device).cuda_stream
     else:
         p.device = _clib.DEVICE_CPU
         # Follow torch's intra-op setting so torch.set_num_threads governs both.
