@@ -45,10 +45,8 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
         if not x2.is_contiguous():
             x2 = x2.contiguous()
     if eager_fast_path_ok(x2, ln_weight, ln_bias, linear_weight, linear_bias):
-        args = (x2, ln_weight if ln_weight is None else ln_weight.contiguous(),
-                ln_bias if ln_bias is None else ln_bias.contiguous(), linear_weight.contiguous(),
-                linear_bias if linear_bias is None else linear_bias.contiguous(), float(eps),
-                not recompute, code)
+        # forward_body makes its operands contiguous itself
+        args = (x2, ln_weight, ln_bias, linear_weight, linear_bias, float(eps), not recompute, code)
         if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in args[:5]):
             y = LayerNormLinearFunction.apply(*args)
         else:  # nothing to differentiate: no autograd node, nothing saved

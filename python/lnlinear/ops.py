@@ -317,14 +317,21 @@ def _setup_context(ctx, inputs, output):
     ctx.strategy = strategy
 
 
-def _autograd_backward(ctx, dy, _dmean, _drstd, _dln_out):
+def _gradients(ctx, dy, backward_fn):
+    """The 8 input gradients of forward (None for eps, keep_ln_out, strategy and for
+    inputs that need none) from the tensors ctx saved, computed by backward_fn (the
+    backward op, or its body on the eager fast path)."""
     needs = [bool(n) for n in ctx.needs_input_grad[:5]]
     if not any(needs):
         return (None,) * 8
     x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out = ctx.saved_tensors
-    grads = torch.ops.lnlinear.backward(dy.contiguous(), x, ln_weight, ln_bias, linear_weight,
-                                        mean, rstd, ln_out, ctx.eps, ctx.strategy, needs)
+    grads = backward_fn(dy.contiguous(), x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out,
+                        ctx.eps, ctx.strategy, needs)
     return tuple(g if n else None for g, n in zip(grads, needs)) + (None, None, None)
+
+
+def _autograd_backward(ctx, dy, _dmean, _drstd, _dln_out):
+    return _gradients(ctx, dy, torch.ops.lnlinear.backward)
 
 
 _forward.register_autograd(_autograd_backward, setup_context=_setup_context)
@@ -368,10 +375,8 @@ class LayerNormLinearFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, dy):
-        needs = [bool(n) for n in ctx.needs_input_grad[:5]]
-        if not any(needs):
-            return (None,) * 8
-        x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out = ctx.saved_tensors
-        grads = backward_body(dy.contiguous(), x, ln_weight, ln_bias, linear_weight, mean, rstd,
-                              ln_out, ctx.eps, ctx.strategy, needs, check=False)
-        return tuple(g if n else None for g, n in zip(grads, needs)) + (None, None, None)
+        return _gradients(ctx, dy, _backward_body_unchecked)
+
+
+def _backward_body_unchecked(*args):
+    return backward_body(*args, check=False)
