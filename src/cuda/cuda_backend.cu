@@ -209,11 +209,11 @@ static lnl_status backward(const lnl_bwd_args *a) {
         } else {
             const void *ln_out = recompute ? l.act : a->ln_out;
             /* column-major: dW^T[K,N] = ln_out^T[K,M] @ (dy^T[N,M])^T-op; BGRADB sums op(B)
-             * over M. Not for float32: there the epilogue steered cuBLASLt to slower GEMMs
-             * (H200, 4096,768,768: a 64x64 SIMT kernel at 135 us where PyTorch's own dW
-             * GEMM ran a 100 us one; bench/cuda/profile_cuda.py), and the column sums below
-             * cost a few microseconds. For bf16 the epilogue is a separate kernel as fast
-             * as our own column sums, and the GEMM is the same as without it. */
+             * over M. Not for float32, where the epilogue buys nothing: cuBLASLt runs it as
+             * a separate kernel anyway, and picks the same 64x64 SIMT dW kernel with or
+             * without it (H200, 4096,768,768: 135-136 us, where PyTorch's cuBLAS call runs
+             * a 100 us one; docs/results/cuda/2026-11-30-profile-*.log). For bf16 the
+             * epilogue kernel is as fast as our own column sums. */
             lnl_status st = LNL_STATUS_UNSUPPORTED;
             if (a->dlinear_bias && dt != LNL_DTYPE_F32) {
                 st = lt_matmul(dt, false, false, true, K, N, M, ln_out, K, a->dy, N, a->dlinear_weight, K,
