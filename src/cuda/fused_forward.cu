@@ -1,5 +1,7 @@
 /* FUSED forward GEMM: y = LN(x) @ W^T + b with LN(x) formed while loading x tiles
- * (kernels in ln_gemm_kernels.cuh). mean/rstd come from the stats pre-pass. */
+ * (kernels in ln_gemm_kernels.cuh; on Hopper, fused_forward_sm90.cu). mean/rstd come
+ * from the stats pre-pass. */
+#include "fused_sm90.cuh"
 #include "ln_gemm_kernels.cuh"
 
 namespace lnl {
@@ -32,7 +34,10 @@ cudaError_t launch_fused_forward_gemm(lnl_dtype dt, const void *x, const float *
                                       const void *W, const void *bias, void *y, int64_t M,
                                       int64_t K, int64_t N, cudaStream_t s) {
     if (M == 0) return cudaSuccess;
-    cudaError_t e = cudaSuccess;
+    bool done = false;
+    cudaError_t e = launch_fused_forward_sm90(dt, x, mean, rstd, gamma, beta, W, bias, y, M, K, N,
+                                              s, &done);
+    if (e != cudaSuccess || done) return e;
     LNL_DISPATCH(dt, T,
                  e = fused_forward_t<T>((const T *)x, mean, rstd, shift, (const T *)gamma,
                                         (const T *)beta, (const T *)W, (const T *)bias, (T *)y, M,

@@ -1,0 +1,20 @@
+/* The Hopper (sm_90a, wgmma + TMA) fused kernels' host launchers. */
+#ifndef LNL_FUSED_SM90_CUH
+#define LNL_FUSED_SM90_CUH
+
+#include "cuda_common.cuh"
+
+namespace lnl {
+
+/* y = LN(x) @ W^T + b for bf16/f16 on an sm_90 device (fused_forward_sm90.cu).
+ * *launched says whether it ran: it declines (cudaSuccess, *launched = false) on other
+ * GPUs and dtypes, K % 8 != 0, x or W not 16-byte aligned, gamma/beta not 4-byte
+ * aligned, and the caller then runs the portable mma.sync kernel. */
+cudaError_t launch_fused_forward_sm90(lnl_dtype dt, const void *x, const float *mean,
+                                      const float *rstd, const void *gamma, const void *beta,
+                                      const void *W, const void *bias, void *y, int64_t M,
+                                      int64_t K, int64_t N, cudaStream_t s, bool *launched);
+
+} // namespace lnl
+
+#endif

@@ -1,0 +1,144 @@
+/* Hopper (sm_90a) building blocks as thin inline-PTX wrappers: mbarriers, the tensor
+ * copy engine (TMA), wgmma group control, shared-memory matrix descriptors and
+ * ldmatrix. Only the sm_90a pass of nvcc emits them (LNL_SM90A); the compute_80 PTX
+ * pass compiles them to nothing, and the host never launches a Hopper kernel on
+ * another GPU (see fused_forward_sm90.cu). */
+#ifndef LNL_SM90_PRIMITIVES_CUH
+#define LNL_SM90_PRIMITIVES_CUH
+
+#include <cuda.h> /* CUtensorMap (a plain 128-byte struct; no driver library is linked) */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define LNL_SM90A 1
+#else
+#define LNL_SM90A 0
+#endif
+
+namespace lnl {
+
+__device__ __forceinline__ uint32_t smem_addr(const void *p) {
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* ---- mbarriers (one 8-byte word in shared memory each) ---- */
+__device__ __forceinline__ void mbar_init(uint64_t *bar, uint32_t count) {
+#if LNL_SM90A
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count));
+#endif
+}
+/* Makes the initialized barriers visible to the copy engine before first use. */
+__device__ __forceinline__ void mbar_init_fence() {
+#if LNL_SM90A
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void mbar_arrive(uint64_t *bar) {
+#if LNL_SM90A
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
+#endif
+}
+/* Arrives and announces that `bytes` will land through the copy engine in this phase. */
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t *bar, uint32_t bytes) {
+#if LNL_SM90A
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
+                 "r"(bytes)
+                 : "memory");
+#endif
+}
+/* Blocks until the phase of parity `parity` has completed. A fresh barrier is in phase
+ * 0, so waiting for parity 1 returns at once (the producer's first pass). */
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity) {
+#if LNL_SM90A
+    asm volatile(
+        "{\n.reg .pred done;\n"
+        "WAIT_%=:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra WAIT_%=;\n}\n" ::"r"(smem_addr(bar)),
+        "r"(parity)
+        : "memory");
+#endif
+}
+
+/* ---- TMA: one 2-D box of a tensor map into shared memory, completing on bar ---- */
+__device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, int32_t c0,
+                                            int32_t c1, uint64_t *bar) {
+#if LNL_SM90A
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%2, %3}], [%4];" ::"r"(smem_addr(dst)),
+        "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(smem_addr(bar))
+        : "memory");
+#endif
+}
+__device__ __forceinline__ void tma_prefetch_map(const CUtensorMap *map) {
+#if LNL_SM90A
+    asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)map) : "memory");
+#endif
+}
+
+/* ---- wgmma group control ---- */
+/* Orders this warpgroup's register writes (accumulators, A fragments) before the
+ * wgmma instructions that read them. */
+__device__ __forceinline__ void wgmma_fence() {
+#if LNL_SM90A
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wgmma_commit() {
+#if LNL_SM90A
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+#endif
+}
+/* Waits until at most N committed groups are still running. */
+template <int N> __device__ __forceinline__ void wgmma_wait() {
+#if LNL_SM90A
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+#endif
+}
+/* Keeps the compiler from moving accumulator accesses across a wgmma wait. */
+__device__ __forceinline__ void fence_regs(float &r) { asm volatile("" : "+f"(r)::"memory"); }
+
+/* ---- register budget per warpgroup role (needs __launch_bounds__(threads, 1)) ---- */
+template <int R> __device__ __forceinline__ void regs_dealloc() {
+#if LNL_SM90A
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(R));
+#endif
+}
+template <int R> __device__ __forceinline__ void regs_alloc() {
+#if LNL_SM90A
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(R));
+#endif
+}
+
+/* ---- shared-memory matrix descriptor, K-major tile with the 128-byte swizzle ----
+ * The tile is rows x 64 elements of 2 bytes, written by TMA with
+ * CU_TENSOR_MAP_SWIZZLE_128B: each row is 128 bytes, 8-row groups are 1024 bytes
+ * apart (the stride byte offset), and the tile starts 1024-byte aligned (base offset
+ * 0). The leading byte offset is unused for swizzled K-major layouts (set to 1).
+ * Stepping 16 elements along K inside the swizzle atom adds 32 bytes to the start. */
+__device__ __forceinline__ uint64_t desc_kmajor_sw128(const void *tile) {
+    const uint64_t addr = smem_addr(tile);
+    uint64_t d = (addr & 0x3FFFFu) >> 4;    /* bits 0-13: start address / 16 */
+    d |= (uint64_t)1 << 16;                  /* bits 16-29: leading byte offset / 16 */
+    d |= (uint64_t)(1024 >> 4) << 32;        /* bits 32-45: stride byte offset / 16 */
+    d |= (uint64_t)1 << 62;                  /* bits 62-63: 1 = 128-byte swizzle */
+    return d;
+}
+
+/* ---- ldmatrix: four 8x8 b16 matrices, one row address per lane ---- */
+__device__ __forceinline__ void ldmatrix_x4(uint32_t *r, uint32_t addr) {
+#if LNL_SM90A
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+#else
+    r[0] = r[1] = r[2] = r[3] = addr;
+#endif
+}
+
+} // namespace lnl
+
+#endif
