@@ -48,37 +48,30 @@ inline cudaDataType_t cuda_type(lnl_dtype d) {
 
 __host__ __device__ __forceinline__ int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* ---- block-wide sum in a fixed order (deterministic for a fixed block size) ---- */
+/* ---- block-wide sums in a fixed order (deterministic for a fixed block size) ---- */
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
-/* red must hold 32 floats; every thread gets the total. Ends with a barrier so
- * red can be reused right away. */
-__device__ __forceinline__ float block_sum(float v, float *red) {
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+__device__ __forceinline__ float2 warp_sum(float2 v) { return make_float2(warp_sum(v.x), warp_sum(v.y)); }
+/* Each warp sums its lanes, then every warp sums the warps' totals, both by the same
+ * fixed shuffle tree, so every thread gets the same total. red must hold 32 values of V.
+ * Ends with a barrier so red can be reused right away. */
+template <typename V> __device__ __forceinline__ V block_reduce(V v, V *red) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
     v = warp_sum(v);
     if (lane == 0) red[warp] = v;
     __syncthreads();
-    float t = lane < nw ? red[lane] : 0.f;
+    V t = lane < nw ? red[lane] : V{};
     t = warp_sum(t);
     __syncthreads();
     return t;
 }
-
-/* Two sums for the price of one pair of barriers; red must hold 32 float2. */
+__device__ __forceinline__ float block_sum(float v, float *red) { return block_reduce(v, red); }
+/* Two sums for the price of one pair of barriers; each is bitwise what block_sum gives. */
 __device__ __forceinline__ float2 block_sum2(float a, float b, float2 *red) {
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
-    a = warp_sum(a);
-    b = warp_sum(b);
-    if (lane == 0) red[warp] = make_float2(a, b);
-    __syncthreads();
-    float2 t = lane < nw ? red[lane] : make_float2(0.f, 0.f);
-    t.x = warp_sum(t.x);
-    t.y = warp_sum(t.y);
-    __syncthreads();
-    return t;
+    return block_reduce(make_float2(a, b), red);
 }
 
 /* ---- device facts ---- */

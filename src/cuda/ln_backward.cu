@@ -32,7 +32,7 @@ __global__ void ln_bwd_kernel(const TD *__restrict__ dxhat, const T *__restrict_
                               float *__restrict__ part_g, float *__restrict__ part_b, int64_t M,
                               int64_t K, int smem_parts) {
     extern __shared__ float sp[];
-    __shared__ float red[32];
+    __shared__ float2 red[32];
     const int64_t nchunks = K / V;
     const int64_t R = (M + gridDim.x - 1) / gridDim.x;
     const int64_t r0 = blockIdx.x * R, r1 = min64(M, r0 + R);
@@ -69,7 +69,8 @@ __global__ void ln_bwd_kernel(const TD *__restrict__ dxhat, const T *__restrict_
             }
         }
         if (!dx) continue;
-        const float c1 = block_sum(s1, red) / (float)K, c2 = block_sum(s2, red) / (float)K;
+        const float2 c12 = block_sum2(s1, s2, red);
+        const float c1 = c12.x / (float)K, c2 = c12.y / (float)K;
         T *dxr = dx + row * K;
         /* second pass re-reads the row this block just read (L1/L2 hits) */
         for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x) {
