@@ -1,26 +1,53 @@
 /* The CUDA backend's entry points (declared in src/api/internal.h): capability
  * checks, workspace sizing and carving, and the order of kernels and cuBLASLt
  * calls for each strategy. Everything is queued on a->p.stream; nothing syncs. */
+#include <atomic>
+#include <mutex>
+
 #include "cuda_common.cuh"
 
 namespace lnl {
 
-lnl_status device_query(device_info *d) {
-    cudaError_t e = cudaGetDevice(&d->device);
+/* Device attributes never change while the process runs, and asking for them costs
+ * host time on every call: each device's answer is kept once it is known. Entries are
+ * written once, under the mutex, before their ready flag is released. */
+constexpr int MAX_CACHED_DEVICES = 64;
+static std::mutex g_dev_mutex;
+static device_info g_dev_info[MAX_CACHED_DEVICES];
+static std::atomic<bool> g_dev_ready[MAX_CACHED_DEVICES];
+
+static cudaError_t device_attributes(int device, device_info *d) {
     int smem = 0;
+    d->device = device;
+    cudaError_t e = cudaDeviceGetAttribute(&d->sm_count, cudaDevAttrMultiProcessorCount, device);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&d->major, cudaDevAttrComputeCapabilityMajor, device);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&d->minor, cudaDevAttrComputeCapabilityMinor, device);
     if (e == cudaSuccess)
-        e = cudaDeviceGetAttribute(&d->sm_count, cudaDevAttrMultiProcessorCount, d->device);
-    if (e == cudaSuccess)
-        e = cudaDeviceGetAttribute(&d->major, cudaDevAttrComputeCapabilityMajor, d->device);
-    if (e == cudaSuccess)
-        e = cudaDeviceGetAttribute(&d->minor, cudaDevAttrComputeCapabilityMinor, d->device);
-    if (e == cudaSuccess)
-        e = cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, d->device);
+        e = cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
     d->max_smem_optin = (size_t)smem;
+    return e;
+}
+
+lnl_status device_query(device_info *d) {
+    int device = 0;
+    cudaError_t e = cudaGetDevice(&device);
+    const bool cacheable = e == cudaSuccess && device >= 0 && device < MAX_CACHED_DEVICES;
+    if (cacheable && g_dev_ready[device].load(std::memory_order_acquire)) {
+        *d = g_dev_info[device];
+        return LNL_STATUS_SUCCESS;
+    }
+    if (e == cudaSuccess) e = device_attributes(device, d);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
         return lnl_set_error(LNL_STATUS_DEVICE_ERROR, "CUDA device query failed: %s",
                              cudaGetErrorString(e));
+    }
+    if (cacheable) {
+        std::lock_guard<std::mutex> lock(g_dev_mutex);
+        if (!g_dev_ready[device].load(std::memory_order_relaxed)) {
+            g_dev_info[device] = *d;
+            g_dev_ready[device].store(true, std::memory_order_release);
+        }
     }
     return LNL_STATUS_SUCCESS;
 }
@@ -46,6 +73,22 @@ static fwd_layout fwd_carve(const lnl_problem *p, void *base) {
     return l;
 }
 
+/* The backward's grids: G blocks of LayerNorm backward (rows of dgamma/dbeta partials),
+ * G2 row chunks of db partials, splits of the fused dW. Worked out once per call (the
+ * LayerNorm grid asks for an occupancy), then used for both the size and the carve. */
+struct bwd_plan {
+    int64_t G, G2;
+    int splits;
+};
+static bwd_plan bwd_plan_for(const lnl_problem *p, const device_info &d) {
+    const int64_t M = p->rows, K = p->in_features, N = p->out_features;
+    bwd_plan pl;
+    pl.G = ln_bwd_grid(p->dtype, M, K, d);
+    pl.G2 = colsum_grid(M, N, d);
+    pl.splits = p->strategy == LNL_STRATEGY_FUSED ? dw_splits(p->dtype, M, N, K, d) : 1;
+    return pl;
+}
+
 struct bwd_layout {
     float *mean, *rstd, *shift, *part_g, *part_b, *part_db, *part_dw;
     void *act, *lt;
@@ -53,13 +96,13 @@ struct bwd_layout {
     int splits;
     size_t total;
 };
-static bwd_layout bwd_carve(const lnl_problem *p, const device_info &d, void *base) {
+static bwd_layout bwd_carve(const lnl_problem *p, const bwd_plan &pl, void *base) {
     carver c{(char *)base, 0};
     const int64_t M = p->rows, K = p->in_features, N = p->out_features;
     bwd_layout l;
-    l.G = ln_bwd_grid(p->dtype, M, K, d);
-    l.G2 = colsum_grid(M, N, d);
-    l.splits = p->strategy == LNL_STRATEGY_FUSED ? dw_splits(p->dtype, M, N, K, d) : 1;
+    l.G = pl.G;
+    l.G2 = pl.G2;
+    l.splits = pl.splits;
     l.mean = (float *)c.take((size_t)M * 4);
     l.rstd = (float *)c.take((size_t)M * 4);
     l.shift = (float *)c.take((size_t)M * 4);
@@ -175,11 +218,12 @@ static lnl_status backward(const lnl_bwd_args *a) {
     device_info d;
     ST_TRY(device_query(&d));
     cudaStream_t s = (cudaStream_t)p->stream;
-    const size_t need = bwd_carve(p, d, nullptr).total;
+    const bwd_plan plan = bwd_plan_for(p, d);
+    const size_t need = bwd_carve(p, plan, nullptr).total;
     scoped_ws own;
     void *base = nullptr;
     ST_TRY(acquire_ws(a->workspace, need, s, &own, &base));
-    bwd_layout l = bwd_carve(p, d, base);
+    bwd_layout l = bwd_carve(p, plan, base);
     const lnl_dtype dt = p->dtype;
     const float *mean = (const float *)a->mean, *rstd = (const float *)a->rstd;
     /* F32 also needs the exact per-row shift (see launch_ln_forward), which the saved
@@ -298,7 +342,7 @@ size_t lnl_cuda_forward_workspace_size(const lnl_problem *p) { return fwd_carve(
 size_t lnl_cuda_backward_workspace_size(const lnl_problem *p) {
     device_info d;
     if (device_query(&d) != LNL_STATUS_SUCCESS) return 0;
-    return bwd_carve(p, d, nullptr).total;
+    return bwd_carve(p, bwd_plan_for(p, d), nullptr).total;
 }
 
 lnl_status lnl_cuda_forward(const lnl_fwd_args *a) { return forward(a); }

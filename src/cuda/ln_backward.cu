@@ -2,6 +2,9 @@
  * reductions (dln_weight, dln_bias, dlinear_bias): every block writes float32
  * partials for its own contiguous rows, and a second kernel sums the partials in
  * block order. No floating-point atomics, so repeated runs are bitwise equal. */
+#include <atomic>
+#include <type_traits>
+
 #include "cuda_common.cuh"
 
 namespace lnl {
@@ -227,23 +230,38 @@ template <typename T, typename TD> static auto reg_kernel(int cpt) {
 /* One block per resident slot, so the whole grid runs in a single wave: with a fixed
  * 4 blocks per SM and only 2-3 of them resident (register-bound), a second, mostly
  * empty wave cost a third of the kernel's time. The grid fixes the partials' layout
- * and the summation order, so it depends only on the device, dtype, M and K. */
-template <typename T, typename TD> static int blocks_per_sm(int64_t K) {
+ * and the summation order, so it depends only on the device, dtype, M and K.
+ * The occupancy query costs host time on every backward call, and its answer depends
+ * only on the device and the kernel's launch (dtype, dxhat dtype, CPT, threads): it is
+ * kept per device in occ_cache, 0 meaning not asked yet. Racing callers store the same
+ * value, so relaxed atomics suffice. A failed query is not kept. */
+constexpr int OCC_DEVICES = 64, OCC_THREAD_STEPS = 512 / 32;
+static std::atomic<int> occ_cache[OCC_DEVICES][3][2][2][OCC_THREAD_STEPS];
+
+template <typename T, typename TD> static int blocks_per_sm(int64_t K, int device) {
     const reg_plan rp = plan_reg<T>(K);
-    int occ = 0;
-    if (!rp.use ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, reg_kernel<T, TD>(rp.cpt), rp.threads, 0) !=
+    if (!rp.use) return 4;
+    constexpr int dt_slot = sizeof(T) == 4 ? 0 : std::is_same<T, __half>::value ? 2 : 1;
+    constexpr int td_slot = std::is_same<TD, float>::value ? 1 : 0;
+    std::atomic<int> *slot = nullptr;
+    if (device >= 0 && device < OCC_DEVICES && rp.threads >= 32 && rp.threads <= 512)
+        slot = &occ_cache[device][dt_slot][td_slot][rp.cpt - 1][rp.threads / 32 - 1];
+    int occ = slot ? slot->load(std::memory_order_relaxed) : 0;
+    if (occ > 0) return occ;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, reg_kernel<T, TD>(rp.cpt), rp.threads, 0) !=
             cudaSuccess ||
         occ <= 0) {
         (void)cudaGetLastError();
         return 4;
     }
+    if (slot) slot->store(occ, std::memory_order_relaxed);
     return occ;
 }
 int64_t ln_bwd_grid(lnl_dtype dt, int64_t M, int64_t K, const device_info &d) {
     int per_sm = 4;
     const bool f32 = dxhat_f32(dt, K);
-    LNL_DISPATCH(dt, T, per_sm = f32 ? blocks_per_sm<T, float>(K) : blocks_per_sm<T, T>(K));
+    LNL_DISPATCH(dt, T,
+                 per_sm = f32 ? blocks_per_sm<T, float>(K, d.device) : blocks_per_sm<T, T>(K, d.device));
     return std::max<int64_t>(1, std::min<int64_t>(M, (int64_t)d.sm_count * per_sm));
 }
 
