@@ -211,6 +211,21 @@ static lnl_status zero_grads(const lnl_bwd_args *a) {
     return LNL_STATUS_SUCCESS;
 }
 
+/* dW = dy^T @ ln_out, as column-major dW^T[K,N] = ln_out^T[K,M] @ (dy^T[N,M])^T-op.
+ * float32 goes through cuBLAS: cuBLASLt's heuristic picks a slower kernel for it than
+ * cublasSgemm, PyTorch's own call, runs (136 vs 100 us at 4096,768,768 on the H200;
+ * gemm_cublas.cu). */
+static lnl_status plain_dw_gemm(lnl_dtype dt, const void *ln_out, const void *dy, void *dW, int64_t M,
+                                int64_t K, int64_t N, void *lt, cudaStream_t s) {
+    if (dt == LNL_DTYPE_F32) {
+        const lnl_status st = blas_sgemm(false, true, K, N, M, (const float *)ln_out, K,
+                                         (const float *)dy, N, (float *)dW, K, lt, LT_WORKSPACE, s);
+        if (st != LNL_STATUS_UNSUPPORTED) return st;
+    }
+    return lt_matmul(dt, false, false, true, K, N, M, ln_out, K, dy, N, dW, K, LT_NONE, nullptr, lt,
+                     LT_WORKSPACE, s);
+}
+
 static lnl_status backward(const lnl_bwd_args *a) {
     const lnl_problem *p = &a->p;
     const int64_t M = p->rows, K = p->in_features, N = p->out_features;
@@ -252,12 +267,11 @@ static lnl_status backward(const lnl_bwd_args *a) {
                                         a->dlinear_weight, l.part_dw, l.splits, M, K, N, s));
         } else {
             const void *ln_out = recompute ? l.act : a->ln_out;
-            /* column-major: dW^T[K,N] = ln_out^T[K,M] @ (dy^T[N,M])^T-op; BGRADB sums op(B)
-             * over M. Not for float32, where the epilogue buys nothing: cuBLASLt runs it as
-             * a separate kernel anyway, and picks the same 64x64 SIMT dW kernel with or
-             * without it (H200, 4096,768,768: 135-136 us, where PyTorch's cuBLAS call runs
-             * a 100 us one; docs/results/cuda/2026-11-30-profile-*.log). For bf16 the
-             * epilogue kernel is as fast as our own column sums. */
+            /* BGRADB sums op(B) over M: db with dW. Not for float32, where the epilogue
+             * buys nothing: cuBLASLt runs it as a separate kernel anyway, and picks the
+             * same 64x64 SIMT dW kernel with or without it (H200, 4096,768,768: 135-136
+             * us), slower than the cuBLAS one plain_dw_gemm runs for float32. For bf16
+             * the epilogue kernel is as fast as our own column sums. */
             lnl_status st = LNL_STATUS_UNSUPPORTED;
             if (a->dlinear_bias && dt != LNL_DTYPE_F32) {
                 st = lt_matmul(dt, false, false, true, K, N, M, ln_out, K, a->dy, N, a->dlinear_weight, K,
@@ -266,8 +280,7 @@ static lnl_status backward(const lnl_bwd_args *a) {
                 db_done = st == LNL_STATUS_SUCCESS;
             }
             if (!db_done)
-                ST_TRY(lt_matmul(dt, false, false, true, K, N, M, ln_out, K, a->dy, N, a->dlinear_weight, K,
-                                 LT_NONE, nullptr, l.lt, LT_WORKSPACE, s));
+                ST_TRY(plain_dw_gemm(dt, ln_out, a->dy, a->dlinear_weight, M, K, N, l.lt, s));
         }
     }
     /* 2. db = column sums of dy, in a fixed order */

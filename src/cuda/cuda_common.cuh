@@ -159,6 +159,16 @@ lnl_status lt_matmul(lnl_dtype dt, bool d_f32, bool transA, bool transB, int64_t
                      lt_epilogue epi, void *bias, void *lt_ws, size_t lt_ws_bytes,
                      cudaStream_t s);
 
+/* ---- cuBLAS (gemm_cublas.cu) ---- */
+/* Column-major float32 D[m,n] = op(A)[m,k] @ op(B)[k,n] through cublasSgemm, true fp32
+ * (why not cuBLASLt: see gemm_cublas.cu). ws: ws_bytes of the caller's stream-ordered
+ * scratch, lent to cuBLAS for this call. Returns LNL_STATUS_UNSUPPORTED when it cannot
+ * take the call (a size beyond cuBLAS's int; the caller uses lt_matmul), DEVICE_ERROR
+ * on failure. */
+lnl_status blas_sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const float *A,
+                      int64_t lda, const float *B, int64_t ldb, float *D, int64_t ldd, void *ws,
+                      size_t ws_bytes, cudaStream_t s);
+
 } // namespace lnl
 
 #endif
