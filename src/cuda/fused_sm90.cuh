@@ -7,9 +7,9 @@
 namespace lnl {
 
 /* y = LN(x) @ W^T + b for bf16/f16 on an sm_90 device (fused_forward_sm90.cu).
- * *launched says whether it ran: it declines (cudaSuccess, *launched = false) on other
- * GPUs and dtypes, K % 8 != 0, x or W not 16-byte aligned, gamma/beta not 4-byte
- * aligned, and the caller then runs the portable mma.sync kernel. */
+ * *launched says whether it ran. It declines (cudaSuccess, *launched = false) on other
+ * GPUs and dtypes, when K % 8 != 0, and when x, W, gamma or beta is not 16-byte
+ * aligned; the caller then runs the portable mma.sync kernel. */
 cudaError_t launch_fused_forward_sm90(lnl_dtype dt, const void *x, const float *mean,
                                       const float *rstd, const void *gamma, const void *beta,
                                       const void *W, const void *bias, void *y, int64_t M,

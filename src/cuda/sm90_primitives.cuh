@@ -1,6 +1,6 @@
 /* Hopper (sm_90a) building blocks as thin inline-PTX wrappers: mbarriers, the tensor
- * copy engine (TMA), wgmma group control, shared-memory matrix descriptors and
- * ldmatrix. Only the sm_90a pass of nvcc emits them (LNL_SM90A); the compute_80 PTX
+ * copy engine (TMA), wgmma group control, proxy fences and shared-memory matrix
+ * descriptors. Only the sm_90a pass of nvcc emits them (LNL_SM90A); the compute_80 PTX
  * pass compiles them to nothing, and the host never launches a Hopper kernel on
  * another GPU (see fused_forward_sm90.cu). */
 #ifndef LNL_SM90_PRIMITIVES_CUH
@@ -101,15 +101,11 @@ template <int N> __device__ __forceinline__ void wgmma_wait() {
 /* Keeps the compiler from moving accumulator accesses across a wgmma wait. */
 __device__ __forceinline__ void fence_regs(float &r) { asm volatile("" : "+f"(r)::"memory"); }
 
-/* ---- register budget per warpgroup role (needs __launch_bounds__(threads, 1)) ---- */
-template <int R> __device__ __forceinline__ void regs_dealloc() {
+/* Orders this thread's earlier shared-memory stores (generic proxy) before later
+ * reads of the same bytes by wgmma or TMA (async proxy). */
+__device__ __forceinline__ void fence_proxy_async() {
 #if LNL_SM90A
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(R));
-#endif
-}
-template <int R> __device__ __forceinline__ void regs_alloc() {
-#if LNL_SM90A
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(R));
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 #endif
 }
 
@@ -126,17 +122,6 @@ __device__ __forceinline__ uint64_t desc_kmajor_sw128(const void *tile) {
     d |= (uint64_t)(1024 >> 4) << 32;        /* bits 32-45: stride byte offset / 16 */
     d |= (uint64_t)1 << 62;                  /* bits 62-63: 1 = 128-byte swizzle */
     return d;
-}
-
-/* ---- ldmatrix: four 8x8 b16 matrices, one row address per lane ---- */
-__device__ __forceinline__ void ldmatrix_x4(uint32_t *r, uint32_t addr) {
-#if LNL_SM90A
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-#else
-    r[0] = r[1] = r[2] = r[3] = addr;
-#endif
 }
 
 } // namespace lnl
