@@ -3,18 +3,18 @@
  * One CTA computes a BM x BN tile of y (BM = 128; BN = 128 or 256) with three
  * warpgroups and a ring of shared-memory stages, each holding a 64-wide K slice of
  * x (BM rows) and of W (BN rows), written by TMA with the 128-byte swizzle:
- *  - warpgroup 0, warp 0: the producer; one thread issues the TMA loads of each
- *    stage, which complete on the stage's "full" mbarrier;
- *  - warpgroup 0, warps 1-3: the transformers; they turn the x slice into LN(x) in
- *    place ((x - mean) * rstd * gamma + beta in float32, rounded to T), then mark the
- *    stage "ready";
- *  - warpgroups 1 and 2: the consumers, 64 rows each; they issue wgmma on ready
- *    stages with both operands in shared memory, keep two stages' wgmma groups in
- *    flight, and release a stage on its "empty" mbarrier once its group is done.
- * LN(x) never leaves shared memory; the transform overlaps other stages' wgmma. An
- * earlier version normalized in the consumers' registers (wgmma with A from
- * registers): correct, but only 245 TFLOP/s at 8192 x 4096 x 4096 on the H200,
- * because each consumer had to wait for its own group before the next transform.
+ *  - warpgroup 0: the producer; one thread issues the TMA loads of each stage, which
+ *    complete on the stage's "full" mbarrier;
+ *  - warpgroups 1 and 2: the consumers, 64 rows each. Each turns its half of the
+ *    next stage's x slice into LN(x) in place ((x - mean) * rstd * gamma + beta in
+ *    float32, rounded to T) while its wgmma on the current stage runs, then issues
+ *    wgmma on it with both operands in shared memory. A stage is released on its
+ *    "empty" mbarrier once both consumers' wgmma groups on it are done.
+ * LN(x) never leaves shared memory, and its cost hides behind the asynchronous wgmma.
+ * Two earlier versions, measured on the H200 at 8192 x 4096 x 4096 (bf16): the
+ * normalization in registers (wgmma with A from registers) reached 245 TFLOP/s, since
+ * each consumer had to wait for its own group before the next transform; three
+ * dedicated transformer warps reached 364 TFLOP/s, their latency exposed.
  * mean/rstd come from the statistics pre-pass (launch_ln_forward). The epilogue adds
  * the bias and stores y straight from the accumulators.
  *
@@ -40,7 +40,7 @@ template <int BN> struct tile_cfg {
     static constexpr int B_BYTES = BN * BK * 2;
     static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
     /* stages, the barriers, and slack to align the ring to 1024 bytes (the swizzle atom) */
-    static constexpr size_t SMEM = (size_t)STAGES * STAGE_BYTES + 3 * STAGES * 8 + 1024;
+    static constexpr size_t SMEM = (size_t)STAGES * STAGE_BYTES + 2 * STAGES * 8 + 1024;
 };
 
 #if LNL_SM90A /* device helpers; the other compilation passes need none of them */
@@ -132,18 +132,17 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
     const int KT = (K + BK - 1) / BK;
     const int wg = threadIdx.x / 128;
 
-    uint64_t *ready = empty + C::STAGES;
     if (threadIdx.x == 0) {
         for (int s = 0; s < C::STAGES; s++) {
             mbar_init(&full[s], 1);
-            mbar_init(&ready[s], 3); /* one arrival per transformer warp */
             mbar_init(&empty[s], 8); /* one arrival per consumer warp */
         }
         mbar_init_fence();
     }
     __syncthreads();
 
-    if (threadIdx.x < 32) { /* ---- producer ---- */
+    if (wg == 0) { /* ---- producer ---- */
+        regs_dealloc<40>();
         if (threadIdx.x == 0) {
             tma_prefetch_map(&map_x);
             tma_prefetch_map(&map_w);
@@ -157,55 +156,53 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
         }
         return;
     }
-    if (wg == 0) { /* ---- transformers: 96 threads, 16-byte chunk c of rows r0, r0+12, ... ---- */
-        constexpr int TT = 96, ROWS = (BM + TT / 8 - 1) / (TT / 8); /* 11 rows at most */
-        const int t = threadIdx.x - 32, c = t % 8, r0 = t / 8;
-        float mu[ROWS], rs[ROWS];
-#pragma unroll
-        for (int i = 0; i < ROWS; i++) {
-            const int r = r0 + i * (TT / 8);
-            const bool ok = r < BM && m0 + r < M;
-            mu[i] = ok ? mean[m0 + r] : 0.f;
-            rs[i] = ok ? rstd[m0 + r] : 0.f;
-        }
-        for (int kt = 0; kt < KT; kt++) {
-            const int s = kt % C::STAGES;
-            float g[8], b[8];
-            affine8<T>(gamma, beta, kt * BK + 8 * c, K, g, b);
-            mbar_wait(&full[s], (kt / C::STAGES) & 1);
-            const uint32_t base = smem_addr(sA + s * C::A_BYTES);
-#pragma unroll
-            for (int i = 0; i < ROWS; i++) {
-                const int r = r0 + i * (TT / 8);
-                if (r < BM) /* the 128-byte swizzle: chunk c of row r sits at c ^ (r % 8) */
-                    normalize8<T>(base + r * 128 + ((c ^ (r & 7)) << 4), mu[i], rs[i], g, b);
-            }
-            fence_proxy_async(); /* the wgmma (async proxy) reads what these stores wrote */
-            __syncwarp();
-            if ((threadIdx.x & 31) == 0) mbar_arrive(&ready[s]);
-        }
-        return;
-    }
 
     /* ---- consumers: warpgroup cw owns tile rows cw*64 .. cw*64+63 ---- */
+    regs_alloc<232>();
     const int cw = wg - 1, t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+
+    /* The transform: thread t rewrites 16-byte chunk tc of rows tr, tr+16, tr+32, tr+48
+     * of this warpgroup's half (a warp covers 4 whole rows: conflict-free). */
+    const int tc = t % 8, tr = cw * 64 + t / 8;
+    float mu[4], rs[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int64_t r = m0 + tr + 16 * i;
+        mu[i] = r < M ? mean[r] : 0.f;
+        rs[i] = r < M ? rstd[r] : 0.f;
+    }
+    auto transform = [&](int kt) {
+        const int s = kt % C::STAGES;
+        float g[8], b[8];
+        affine8<T>(gamma, beta, kt * BK + 8 * tc, K, g, b);
+        mbar_wait(&full[s], (kt / C::STAGES) & 1);
+        const uint32_t base = smem_addr(sA + s * C::A_BYTES);
+#pragma unroll
+        for (int i = 0; i < 4; i++) { /* the 128-byte swizzle: chunk c of row r sits at c ^ (r % 8) */
+            const int r = tr + 16 * i;
+            normalize8<T>(base + r * 128 + ((tc ^ (r & 7)) << 4), mu[i], rs[i], g, b);
+        }
+        fence_proxy_async(); /* the wgmma (async proxy) reads what these stores wrote */
+        named_bar_sync(1 + cw, 128);
+    };
+
     const int g = lane >> 2, q = lane & 3;
     const int64_t row0 = m0 + cw * 64 + warp * 16 + g, row1 = row0 + 8;
-
     float acc[BN / 2];
 #pragma unroll
     for (int i = 0; i < BN / 2; i++) acc[i] = 0.f;
 
+    transform(0);
     for (int kt = 0; kt < KT; kt++) {
         const int s = kt % C::STAGES;
-        mbar_wait(&ready[s], (kt / C::STAGES) & 1);
         const uint64_t adesc = desc_kmajor_sw128(sA + s * C::A_BYTES + cw * 64 * 128);
         const uint64_t bdesc = desc_kmajor_sw128(sB + s * C::B_BYTES);
         wgmma_fence();
 #pragma unroll
         for (int st = 0; st < 4; st++) wgmma_ss<T, BN>(acc, adesc + 2 * st, bdesc + 2 * st);
         wgmma_commit();
-        /* keep this stage's group in flight; the previous one is done after this */
+        if (kt + 1 < KT) transform(kt + 1); /* overlaps the group just issued */
+        /* the previous stage's group is done after this; this stage's may still run */
         wgmma_wait<1>();
 #pragma unroll
         for (int i = 0; i < BN / 2; i++) fence_regs(acc[i]);

@@ -101,6 +101,25 @@ template <int N> __device__ __forceinline__ void wgmma_wait() {
 /* Keeps the compiler from moving accumulator accesses across a wgmma wait. */
 __device__ __forceinline__ void fence_regs(float &r) { asm volatile("" : "+f"(r)::"memory"); }
 
+/* ---- register budget per warpgroup role (needs __launch_bounds__(threads, 1)) ---- */
+template <int R> __device__ __forceinline__ void regs_dealloc() {
+#if LNL_SM90A
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(R));
+#endif
+}
+template <int R> __device__ __forceinline__ void regs_alloc() {
+#if LNL_SM90A
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(R));
+#endif
+}
+
+/* Barrier `id` (1-15; 0 is __syncthreads) among `count` threads. */
+__device__ __forceinline__ void named_bar_sync(int id, int count) {
+#if LNL_SM90A
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+#endif
+}
+
 /* Orders this thread's earlier shared-memory stores (generic proxy) before later
  * reads of the same bytes by wgmma or TMA (async proxy). */
 __device__ __forceinline__ void fence_proxy_async() {
