@@ -2,7 +2,7 @@
 """Writes wgmma_ops.cuh: the wgmma instructions the Hopper fused kernels issue.
 
 One wgmma.mma_async with a 64 x N float32 accumulator names N/2 registers per
-thread, so each shape is one inline-asm statement with N/2 + 5 operands; writing
+thread, so each shape is one inline-asm statement with N/2 + 3 operands; writing
 them by hand invites typos that only a GPU run would catch. Run this script after
 changing SHAPES and commit both files:
     python3 src/cuda/gen_wgmma_ops.py > src/cuda/wgmma_ops.cuh

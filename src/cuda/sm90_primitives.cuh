@@ -1,6 +1,6 @@
 /* Hopper (sm_90a) building blocks as thin inline-PTX wrappers: mbarriers, the tensor
- * copy engine (TMA), wgmma group control, proxy fences and shared-memory matrix
- * descriptors. Only the sm_90a pass of nvcc emits them (LNL_SM90A); the compute_80 PTX
+ * copy engine (TMA), wgmma group control, proxy fences and shared-memory
+ * matrix descriptors. Only the sm_90a pass of nvcc emits them (LNL_SM90A); the compute_80 PTX
  * pass compiles them to nothing, and the host never launches a Hopper kernel on
  * another GPU (see fused_forward_sm90.cu). */
 #ifndef LNL_SM90_PRIMITIVES_CUH
