@@ -92,6 +92,7 @@ static bwd_plan bwd_plan_for(const lnl_problem *p, const device_info &d) {
 struct bwd_layout {
     float *mean, *rstd, *shift, *part_g, *part_b, *part_db, *part_dw;
     void *act, *lt;
+    size_t lt_bytes; /* LT_WORKSPACE, or BLAS_WORKSPACE for float32 (cuBLAS GEMMs) */
     int64_t G, G2;
     int splits;
     size_t total;
@@ -111,7 +112,8 @@ static bwd_layout bwd_carve(const lnl_problem *p, const bwd_plan &pl, void *base
     l.part_b = (float *)c.take((size_t)l.G * K * 4);
     l.part_db = (float *)c.take((size_t)l.G2 * N * 4);
     l.part_dw = l.splits > 1 ? (float *)c.take((size_t)l.splits * N * K * 4) : nullptr;
-    l.lt = c.take(LT_WORKSPACE);
+    l.lt_bytes = p->dtype == LNL_DTYPE_F32 ? BLAS_WORKSPACE : LT_WORKSPACE;
+    l.lt = c.take(l.lt_bytes);
     l.total = c.used;
     return l;
 }
@@ -211,19 +213,20 @@ static lnl_status zero_grads(const lnl_bwd_args *a) {
     return LNL_STATUS_SUCCESS;
 }
 
-/* dW = dy^T @ ln_out, as column-major dW^T[K,N] = ln_out^T[K,M] @ (dy^T[N,M])^T-op.
- * float32 goes through cuBLAS: cuBLASLt's heuristic picks a slower kernel for it than
- * cublasSgemm, PyTorch's own call, runs (136 vs 100 us at 4096,768,768 on the H200;
- * gemm_cublas.cu). */
-static lnl_status plain_dw_gemm(lnl_dtype dt, const void *ln_out, const void *dy, void *dW, int64_t M,
-                                int64_t K, int64_t N, void *lt, cudaStream_t s) {
+/* float32 backward GEMMs go through cuBLAS with its own default scratch size, as
+ * PyTorch runs them: cuBLASLt's heuristic picked slower kernels for them (H200,
+ * 4096,768,768: dW 136 vs 100 us; dxhat 129 vs 120 us; gemm_cublas.cu). Column-major
+ * D[m,n] = op(A)[m,k] @ op(B)[k,n], D float32 when d_f32. */
+static lnl_status bwd_gemm(lnl_dtype dt, bool d_f32, bool transB, int64_t m, int64_t n, int64_t k,
+                           const void *A, int64_t lda, const void *B, int64_t ldb, void *D,
+                           int64_t ldd, const bwd_layout &l, cudaStream_t s) {
     if (dt == LNL_DTYPE_F32) {
-        const lnl_status st = blas_sgemm(false, true, K, N, M, (const float *)ln_out, K,
-                                         (const float *)dy, N, (float *)dW, K, lt, LT_WORKSPACE, s);
+        const lnl_status st = blas_sgemm(false, transB, m, n, k, (const float *)A, lda,
+                                         (const float *)B, ldb, (float *)D, ldd, l.lt, l.lt_bytes, s);
         if (st != LNL_STATUS_UNSUPPORTED) return st;
     }
-    return lt_matmul(dt, false, false, true, K, N, M, ln_out, K, dy, N, dW, K, LT_NONE, nullptr, lt,
-                     LT_WORKSPACE, s);
+    return lt_matmul(dt, d_f32, false, transB, m, n, k, A, lda, B, ldb, D, ldd, LT_NONE, nullptr,
+                     l.lt, LT_WORKSPACE, s);
 }
 
 static lnl_status backward(const lnl_bwd_args *a) {
@@ -270,7 +273,7 @@ static lnl_status backward(const lnl_bwd_args *a) {
             /* BGRADB sums op(B) over M: db with dW. Not for float32, where the epilogue
              * buys nothing: cuBLASLt runs it as a separate kernel anyway, and picks the
              * same 64x64 SIMT dW kernel with or without it (H200, 4096,768,768: 135-136
-             * us), slower than the cuBLAS one plain_dw_gemm runs for float32. For bf16
+             * us), slower than the cuBLAS one bwd_gemm runs for float32. For bf16
              * the epilogue kernel is as fast as our own column sums. */
             lnl_status st = LNL_STATUS_UNSUPPORTED;
             if (a->dlinear_bias && dt != LNL_DTYPE_F32) {
@@ -280,7 +283,8 @@ static lnl_status backward(const lnl_bwd_args *a) {
                 db_done = st == LNL_STATUS_SUCCESS;
             }
             if (!db_done)
-                ST_TRY(plain_dw_gemm(dt, ln_out, a->dy, a->dlinear_weight, M, K, N, l.lt, s));
+                ST_TRY(bwd_gemm(dt, false, true, K, N, M, ln_out, K, a->dy, N, a->dlinear_weight, K,
+                                l, s)); /* dW^T[K,N] = ln_out^T[K,M] @ (dy^T[N,M])^T-op */
         }
     }
     /* 2. db = column sums of dy, in a fixed order */
@@ -292,8 +296,8 @@ static lnl_status backward(const lnl_bwd_args *a) {
     /* 3. dxhat = dy @ W, then the LayerNorm backward (reuses the act region) */
     if (a->dx || a->dln_weight || a->dln_bias) {
         /* column-major: dxhat^T[K,M] = W^T[K,N] @ dy^T[N,M] */
-        ST_TRY(lt_matmul(dt, dxhat_f32(dt, K), false, false, K, M, N, a->linear_weight, K, a->dy, N,
-                         l.act, K, LT_NONE, nullptr, l.lt, LT_WORKSPACE, s));
+        ST_TRY(bwd_gemm(dt, dxhat_f32(dt, K), false, K, M, N, a->linear_weight, K, a->dy, N, l.act,
+                        K, l, s));
         const bool parts = a->dln_weight || a->dln_bias;
         CU_TRY("layernorm backward",
                launch_ln_backward(dt, l.act, a->x, mean, rstd, shift, a->ln_weight, a->dx,
@@ -342,9 +346,12 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
  * at 16,8,16 FUSED was faster (bf16 fwd 0.0211 vs 0.0220 ms, fwd+bwd 0.0568 vs 0.0627;
  * f32 fwd 0.0187 vs 0.0215, fwd+bwd 0.0646 vs 0.0716); at every larger shape measured
  * (4096,768,768 up to 8192,4096,12288) UNFUSED was 1.8x-6x faster in bf16 and 2x-3x in
- * f32, because the cuBLASLt GEMM (~800 TFLOP/s bf16) outruns this library's mma.sync
- * fused GEMM (~120-140 TFLOP/s) by far more than the LayerNorm pass it saves. The
- * threshold between 2^11 and 2.4e9 MACs was not measured; 2^24 is a guess inside it. */
+ * f32 with the mma.sync fused GEMM. The Hopper wgmma forward (fused_forward_sm90.cu)
+ * narrowed the bf16 forward gap but did not close it (lnl-bench, same session: FUSED
+ * vs UNFUSED forward 0.63 vs 0.39 ms at 8192,4096,4096; 0.070 vs 0.049 at
+ * 8192,1024,1024; 0.25 vs 0.25 at 32768,4096,256), and the fused backward is still
+ * the mma.sync one. The threshold between 2^11 and 2.4e9 MACs was not measured; 2^24
+ * is a guess inside it. */
 lnl_strategy lnl_cuda_auto_strategy(const lnl_problem *p) {
     const double macs = (double)p->rows * (double)p->in_features * (double)p->out_features;
     return macs <= (double)(1 << 24) ? LNL_STRATEGY_FUSED : LNL_STRATEGY_UNFUSED;

@@ -95,6 +95,11 @@ struct carver {
 
 /* cuBLASLt scratch: enough for its split-K kernels on Hopper. */
 constexpr size_t LT_WORKSPACE = (size_t)8 << 20;
+/* cuBLAS scratch for the float32 backward GEMMs (gemm_cublas.cu): cuBLAS's own default
+ * pool on Hopper. Its heuristic looks at the size: with 8 MiB, dW at 4096,768,768
+ * ran a 64x64 SIMT kernel (0.135 ms on the H200), with its own pool the 256x128
+ * split-K one PyTorch gets (0.099 ms). */
+constexpr size_t BLAS_WORKSPACE = (size_t)32 << 20;
 
 /* dxhat = dy @ W, the LayerNorm backward's input, is float32 for f32 problems and for
  * bf16/f16 rows shorter than 512; longer bf16/f16 rows keep it in the io dtype, as

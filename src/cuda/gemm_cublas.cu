@@ -1,9 +1,11 @@
 /* Plain float32 GEMMs through cuBLAS (not cuBLASLt), used for the float32 backward's
- * dW = dy^T @ LN(x) only. Why: at M,K,N = 4096,768,768 on the H200, cuBLASLt's
- * heuristic picks a 64x64 SIMT kernel for it (136 us), where PyTorch's torch.mm
- * (cublasSgemm, default math mode) runs a 256x128 one (100 us), with or without the
- * BGRADB epilogue (docs/results/cuda/2026-11-30-profile-*.log). Default math mode and
- * CUBLAS_COMPUTE_32F are true fp32 (no tf32), as cuBLASLt's path was.
+ * dW = dy^T @ LN(x) and dxhat = dy @ W. Why: at M,K,N = 4096,768,768 on the H200,
+ * cuBLASLt's heuristic picks a 64x64 SIMT kernel for dW (136 us), where PyTorch's
+ * torch.mm (cublasSgemm, default math mode) runs a 256x128 split-K one (100 us), with
+ * or without the BGRADB epilogue (docs/results/cuda/2026-11-30-profile-*.log). cuBLAS
+ * picks that kernel only when given a scratch as large as its own default pool
+ * (BLAS_WORKSPACE, 32 MiB); with 8 MiB it too chose the 64x64 one. Default math mode
+ * and CUBLAS_COMPUTE_32F are true fp32 (no tf32), as cuBLASLt's path was.
  *
  * One handle per device, created on first use and kept for the process. Unlike a
  * cuBLASLt handle, a cuBLAS handle carries a stream and a workspace, so the device's
