@@ -7,7 +7,8 @@
 #    M*K > 2^31), compute-sanitizer memcheck / racecheck / synccheck on the quick table
 #    and initcheck on its float32 part, the Python tests on CUDA against build-gpu's library, and
 #    `pip install --no-build-isolation .` followed by an import of the installed package,
-#    and tests/gpu/initcheck_probe.cu under initcheck (does initcheck see cuBLASLt's stores?);
+#    tests/gpu/initcheck_probe.cu under initcheck (does initcheck see cuBLASLt's stores?),
+#    and a check that the Hopper fused kernels' SASS shows HGMMA (wgmma);
 # 3. runs lnl-bench --device cuda alone, so nothing else disturbs its timings.
 # The last line is "GPU SUMMARY: all passed (...)" or "GPU SUMMARY: FAILED: ...", and
 # the exit status is non-zero on any failure. With $OUT set (the device tool), logs
@@ -68,6 +69,12 @@ if [ -x "$TABLE" ]; then
     run_step initcheck_probe 180 bash -c "nvcc -O2 -arch=sm_90a tests/gpu/initcheck_probe.cu \
         -lcublasLt -o build-gpu/initcheck_probe && compute-sanitizer --tool initcheck \
         --print-limit 4 build-gpu/initcheck_probe" &
+    # The Hopper fused kernels must run on the tensor cores' wgmma path: their SASS
+    # shows HGMMA (mma.sync would show HMMA). Fails when any of them has none.
+    run_step sass_hgmma 120 bash -c "cuobjdump --dump-sass build-gpu/liblnlinear.so | awk \
+        '/Function :/ { f = \$3; if (f ~ /sm90/) n[f] = 0 } /HGMMA/ && f ~ /sm90/ { n[f]++ }
+         END { k = 0; for (f in n) { k++; print n[f], \"HGMMA in\", f; if (!n[f]) bad = 1 }
+               if (!k || bad) exit 1 }'" &
     if [ -d tests/python ]; then
         mkdir -p "$OUTDIR/python"
         run_step pytest_cuda 300 env LNLINEAR_TEST_DEVICE=cuda LNLINEAR_LIBRARY="$LIB" \
