@@ -248,6 +248,9 @@ def plots(doc, out):
             for h, l in zip(*ax.get_legend_handles_labels()):
                 seen.setdefault(l, h)
         labels, handles = list(seen), list(seen.values())
+        if not labels:  # nothing to draw, e.g. no floor candidate for floor_ratio.png
+            plt.close(fig)
+            continue
         fig.legend(handles, [doc["candidates"].get(l, l) for l in labels], loc="lower center",
                    ncol=min(4, len(labels)), fontsize=8, frameon=False)
         fig.suptitle(f"LayerNorm+Linear, {dev}, {doc['date']} ({ylabel.split(' (')[0]})",
