@@ -93,25 +93,20 @@ struct bwd_layout {
     float *mean, *rstd, *shift, *part_g, *part_b, *part_db, *part_dw;
     void *act, *lt;
     size_t lt_bytes; /* LT_WORKSPACE, or BLAS_WORKSPACE for float32 (cuBLAS GEMMs) */
-    int64_t G, G2;
-    int splits;
     size_t total;
 };
 static bwd_layout bwd_carve(const lnl_problem *p, const bwd_plan &pl, void *base) {
     carver c{(char *)base, 0};
     const int64_t M = p->rows, K = p->in_features, N = p->out_features;
     bwd_layout l;
-    l.G = pl.G;
-    l.G2 = pl.G2;
-    l.splits = pl.splits;
     l.mean = (float *)c.take((size_t)M * 4);
     l.rstd = (float *)c.take((size_t)M * 4);
     l.shift = (float *)c.take((size_t)M * 4);
     l.act = c.take((size_t)M * K * 4); /* dxhat (float32 at most); unfused: ln_out first */
-    l.part_g = (float *)c.take((size_t)l.G * K * 4);
-    l.part_b = (float *)c.take((size_t)l.G * K * 4);
-    l.part_db = (float *)c.take((size_t)l.G2 * N * 4);
-    l.part_dw = l.splits > 1 ? (float *)c.take((size_t)l.splits * N * K * 4) : nullptr;
+    l.part_g = (float *)c.take((size_t)pl.G * K * 4);
+    l.part_b = (float *)c.take((size_t)pl.G * K * 4);
+    l.part_db = (float *)c.take((size_t)pl.G2 * N * 4);
+    l.part_dw = pl.splits > 1 ? (float *)c.take((size_t)pl.splits * N * K * 4) : nullptr;
     l.lt_bytes = p->dtype == LNL_DTYPE_F32 ? BLAS_WORKSPACE : LT_WORKSPACE;
     l.lt = c.take(l.lt_bytes);
     l.total = c.used;
@@ -182,7 +177,7 @@ static lnl_status forward(const lnl_fwd_args *a) {
                                  eps, d, s));
         CU_TRY("fused forward GEMM",
                launch_fused_forward_gemm(p->dtype, a->x, mean, rstd, shift, a->ln_weight, a->ln_bias,
-                                         a->linear_weight, a->linear_bias, a->y, M, K, N, s));
+                                         a->linear_weight, a->linear_bias, a->y, M, K, N, d, s));
         return LNL_STATUS_SUCCESS;
     }
     void *ln_out = a->ln_out ? a->ln_out : l.act;
@@ -267,7 +262,7 @@ static lnl_status backward(const lnl_bwd_args *a) {
         if (fused_dw) {
             CU_TRY("fused dW GEMM",
                    launch_fused_dw_gemm(dt, a->dy, a->x, mean, rstd, shift, a->ln_weight, a->ln_bias,
-                                        a->dlinear_weight, l.part_dw, l.splits, M, K, N, s));
+                                        a->dlinear_weight, l.part_dw, plan.splits, M, K, N, s));
         } else {
             const void *ln_out = recompute ? l.act : a->ln_out;
             /* BGRADB sums op(B) over M: db with dW. Not for float32, where the epilogue
@@ -289,9 +284,9 @@ static lnl_status backward(const lnl_bwd_args *a) {
     }
     /* 2. db = column sums of dy, in a fixed order */
     if (a->dlinear_bias && !db_done) {
-        CU_TRY("bias-gradient partials", launch_colsum_partials(dt, a->dy, M, N, l.G2, l.part_db, s));
+        CU_TRY("bias-gradient partials", launch_colsum_partials(dt, a->dy, M, N, plan.G2, l.part_db, s));
         CU_TRY("bias-gradient reduction",
-               launch_reduce_partials(dt, l.part_db, l.G2, N, a->dlinear_bias, s));
+               launch_reduce_partials(dt, l.part_db, plan.G2, N, a->dlinear_bias, s));
     }
     /* 3. dxhat = dy @ W, then the LayerNorm backward (reuses the act region) */
     if (a->dx || a->dln_weight || a->dln_bias) {
@@ -301,12 +296,12 @@ static lnl_status backward(const lnl_bwd_args *a) {
         const bool parts = a->dln_weight || a->dln_bias;
         CU_TRY("layernorm backward",
                launch_ln_backward(dt, l.act, a->x, mean, rstd, shift, a->ln_weight, a->dx,
-                                  parts ? l.part_g : nullptr, parts ? l.part_b : nullptr, M, K, l.G,
+                                  parts ? l.part_g : nullptr, parts ? l.part_b : nullptr, M, K, plan.G,
                                   d, s));
         if (a->dln_weight)
-            CU_TRY("dln_weight reduction", launch_reduce_partials(dt, l.part_g, l.G, K, a->dln_weight, s));
+            CU_TRY("dln_weight reduction", launch_reduce_partials(dt, l.part_g, plan.G, K, a->dln_weight, s));
         if (a->dln_bias)
-            CU_TRY("dln_bias reduction", launch_reduce_partials(dt, l.part_b, l.G, K, a->dln_bias, s));
+            CU_TRY("dln_bias reduction", launch_reduce_partials(dt, l.part_b, plan.G, K, a->dln_bias, s));
     }
     return LNL_STATUS_SUCCESS;
 }

@@ -145,7 +145,7 @@ cudaError_t launch_colsum_partials(lnl_dtype dt, const void *dy, int64_t M, int6
 cudaError_t launch_fused_forward_gemm(lnl_dtype dt, const void *x, const float *mean,
                                       const float *rstd, const float *shift, const void *gamma, const void *beta,
                                       const void *W, const void *bias, void *y, int64_t M,
-                                      int64_t K, int64_t N, cudaStream_t s);
+                                      int64_t K, int64_t N, const device_info &d, cudaStream_t s);
 /* dW = dy^T @ LN(x), LN rebuilt while loading x; splits > 1 writes float partials
  * [splits,N,K] to part and reduces them in order. */
 cudaError_t launch_fused_dw_gemm(lnl_dtype dt, const void *dy, const void *x, const float *mean,

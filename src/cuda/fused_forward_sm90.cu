@@ -28,8 +28,6 @@
  * W are zero, so whatever LN makes of the padded x columns contributes exactly 0
  * (gamma and beta are taken as 0 there, so nothing is read past K); rows past M and
  * columns past N are computed but never stored. */
-#include <mutex>
-
 #include "cuda_common.cuh"
 #include "fused_sm90.cuh"
 #include "sm90_primitives.cuh"
@@ -310,39 +308,32 @@ bool make_map(encode_fn enc, CUtensorMap *map, lnl_dtype dt, const void *base, i
 template <typename T, int BN>
 cudaError_t launch_t(const CUtensorMap &mx, const CUtensorMap &mw, const float *mean,
                      const float *rstd, const T *gamma, const T *beta, const T *bias, T *y,
-                     int64_t M, int64_t K, int64_t N, cudaStream_t s) {
+                     int64_t M, int64_t K, int64_t N, const device_info &d, cudaStream_t s) {
     using C = tile_cfg<BN>;
-    static std::once_flag once;
-    static cudaError_t attr = cudaSuccess;
-    std::call_once(once, [] {
-        attr = cudaFuncSetAttribute(ln_gemm_fwd_sm90<T, BN>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::SMEM);
-    });
-    if (attr != cudaSuccess) return attr;
-    int dev = 0, sms = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    /* set on every launch: the limit belongs to the current device's context, so a
+     * process-wide "done once" would fail on the second GPU it uses */
+    cudaError_t e = cudaFuncSetAttribute(ln_gemm_fwd_sm90<T, BN>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::SMEM);
     if (e != cudaSuccess) return e;
     const int64_t tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
     /* persistent: one CTA per SM walks tiles b, b + grid, ...; the producer loads the
      * next tile's first stages while the consumers store this one (measured the same as
      * one CTA per tile so far; it leaves room for an overlapped epilogue) */
-    const int64_t grid = std::min<int64_t>(tiles, sms);
+    const int64_t grid = std::min<int64_t>(tiles, d.sm_count);
     const bool y_pairs = N % 2 == 0 && ((uintptr_t)y & 3) == 0;
     ln_gemm_fwd_sm90<T, BN><<<(unsigned)grid, THREADS, C::SMEM, s>>>(
         mx, mw, mean, rstd, gamma, beta, bias, y, M, (int)K, (int)N, y_pairs);
     return cudaGetLastError();
 }
 
-bool on_sm90() {
-    int dev = 0, major = 0, minor = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return false;
-    }
-    return major == 9 && minor == 0;
+template <typename T>
+cudaError_t launch_typed(int bn, const CUtensorMap &mx, const CUtensorMap &mw, const float *mean,
+                         const float *rstd, const void *gamma, const void *beta, const void *bias,
+                         void *y, int64_t M, int64_t K, int64_t N, const device_info &d,
+                         cudaStream_t s) {
+    const T *g = (const T *)gamma, *b = (const T *)beta, *bi = (const T *)bias;
+    return bn == 256 ? launch_t<T, 256>(mx, mw, mean, rstd, g, b, bi, (T *)y, M, K, N, d, s)
+                     : launch_t<T, 128>(mx, mw, mean, rstd, g, b, bi, (T *)y, M, K, N, d, s);
 }
 
 } // namespace
@@ -355,27 +346,25 @@ static int pick_bn(int64_t N) { return N <= 128 ? 128 : 256; }
 cudaError_t launch_fused_forward_sm90(lnl_dtype dt, const void *x, const float *mean,
                                       const float *rstd, const void *gamma, const void *beta,
                                       const void *W, const void *bias, void *y, int64_t M,
-                                      int64_t K, int64_t N, cudaStream_t s, bool *launched) {
+                                      int64_t K, int64_t N, const device_info &d, cudaStream_t s,
+                                      bool *launched) {
     *launched = false;
     if (dt != LNL_DTYPE_BF16 && dt != LNL_DTYPE_F16) return cudaSuccess;
     /* TMA needs 16-byte aligned bases and row pitches; gamma/beta are read 8 at a time. */
     if (K % 8 != 0 || !aligned16(x) || !aligned16(W) || !aligned16(gamma) || !aligned16(beta) ||
         K > INT32_MAX || N > INT32_MAX || M >= ((int64_t)1 << 31))
         return cudaSuccess;
-    if (!on_sm90()) return cudaSuccess;
+    if (d.major != 9 || d.minor != 0) return cudaSuccess; /* sm_90a machine code only */
     encode_fn enc = tensor_map_encoder();
     if (!enc) return cudaSuccess;
     const int bn = pick_bn(N);
     CUtensorMap mx, mw;
     if (!make_map(enc, &mx, dt, x, M, K, BM) || !make_map(enc, &mw, dt, W, N, K, bn))
         return cudaSuccess;
-    cudaError_t e;
-    if (dt == LNL_DTYPE_BF16)
-        e = bn == 256 ? launch_t<__nv_bfloat16, 256>(mx, mw, mean, rstd, (const __nv_bfloat16 *)gamma, (const __nv_bfloat16 *)beta, (const __nv_bfloat16 *)bias, (__nv_bfloat16 *)y, M, K, N, s)
-                      : launch_t<__nv_bfloat16, 128>(mx, mw, mean, rstd, (const __nv_bfloat16 *)gamma, (const __nv_bfloat16 *)beta, (const __nv_bfloat16 *)bias, (__nv_bfloat16 *)y, M, K, N, s);
-    else
-        e = bn == 256 ? launch_t<__half, 256>(mx, mw, mean, rstd, (const __half *)gamma, (const __half *)beta, (const __half *)bias, (__half *)y, M, K, N, s)
-                      : launch_t<__half, 128>(mx, mw, mean, rstd, (const __half *)gamma, (const __half *)beta, (const __half *)bias, (__half *)y, M, K, N, s);
+    const cudaError_t e =
+        dt == LNL_DTYPE_BF16
+            ? launch_typed<__nv_bfloat16>(bn, mx, mw, mean, rstd, gamma, beta, bias, y, M, K, N, d, s)
+            : launch_typed<__half>(bn, mx, mw, mean, rstd, gamma, beta, bias, y, M, K, N, d, s);
     *launched = e == cudaSuccess;
     return e;
 }

@@ -13,7 +13,8 @@ namespace lnl {
 cudaError_t launch_fused_forward_sm90(lnl_dtype dt, const void *x, const float *mean,
                                       const float *rstd, const void *gamma, const void *beta,
                                       const void *W, const void *bias, void *y, int64_t M,
-                                      int64_t K, int64_t N, cudaStream_t s, bool *launched);
+                                      int64_t K, int64_t N, const device_info &d, cudaStream_t s,
+                                      bool *launched);
 
 } // namespace lnl
 
