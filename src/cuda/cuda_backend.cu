@@ -84,7 +84,7 @@ static bwd_plan bwd_plan_for(const lnl_problem *p, const device_info &d) {
     const int64_t M = p->rows, K = p->in_features, N = p->out_features;
     bwd_plan pl;
     pl.G = ln_bwd_grid(p->dtype, M, K, d);
-    pl.G2 = colsum_grid(M, N, d);
+    pl.G2 = colsum_grid(p->dtype, M, N, d);
     pl.splits = p->strategy == LNL_STRATEGY_FUSED ? dw_splits(p->dtype, M, N, K, d) : 1;
     return pl;
 }
@@ -256,34 +256,23 @@ static lnl_status backward(const lnl_bwd_args *a) {
             rstd = l.rstd;
         }
     }
-    bool db_done = false;
-    /* 1. dW = dy^T @ LN(x) (and db with it where cuBLASLt's epilogue can) */
+    /* 1. dW = dy^T @ LN(x) */
     if (a->dlinear_weight) {
         if (fused_dw) {
             CU_TRY("fused dW GEMM",
                    launch_fused_dw_gemm(dt, a->dy, a->x, mean, rstd, shift, a->ln_weight, a->ln_bias,
                                         a->dlinear_weight, l.part_dw, plan.splits, M, K, N, s));
         } else {
+            /* dW^T[K,N] = ln_out^T[K,M] @ (dy^T[N,M])^T-op. Not with cuBLASLt's BGRADB
+             * epilogue for db: it runs as a separate kernel slower than our column sums
+             * (H200, bf16: 88 vs 55 us at 8192 x 12288; and at 8192,768,3072 it made
+             * the dW GEMM itself 1.35-1.5x slower, bench/cuda/lt_probe.cu). */
             const void *ln_out = recompute ? l.act : a->ln_out;
-            /* BGRADB sums op(B) over M: db with dW. Not for float32, where the epilogue
-             * buys nothing: cuBLASLt runs it as a separate kernel anyway, and picks the
-             * same 64x64 SIMT dW kernel with or without it (H200, 4096,768,768: 135-136
-             * us), slower than the cuBLAS one bwd_gemm runs for float32. For bf16
-             * the epilogue kernel is as fast as our own column sums. */
-            lnl_status st = LNL_STATUS_UNSUPPORTED;
-            if (a->dlinear_bias && dt != LNL_DTYPE_F32) {
-                st = lt_matmul(dt, false, false, true, K, N, M, ln_out, K, a->dy, N, a->dlinear_weight, K,
-                               LT_BGRADB, a->dlinear_bias, l.lt, LT_WORKSPACE, s);
-                if (st != LNL_STATUS_SUCCESS && st != LNL_STATUS_UNSUPPORTED) return st;
-                db_done = st == LNL_STATUS_SUCCESS;
-            }
-            if (!db_done)
-                ST_TRY(bwd_gemm(dt, false, true, K, N, M, ln_out, K, a->dy, N, a->dlinear_weight, K,
-                                l, s)); /* dW^T[K,N] = ln_out^T[K,M] @ (dy^T[N,M])^T-op */
+            ST_TRY(bwd_gemm(dt, false, true, K, N, M, ln_out, K, a->dy, N, a->dlinear_weight, K, l, s));
         }
     }
     /* 2. db = column sums of dy, in a fixed order */
-    if (a->dlinear_bias && !db_done) {
+    if (a->dlinear_bias) {
         CU_TRY("bias-gradient partials", launch_colsum_partials(dt, a->dy, M, N, plan.G2, l.part_db, s));
         CU_TRY("bias-gradient reduction",
                launch_reduce_partials(dt, l.part_db, plan.G2, N, a->dlinear_bias, s));

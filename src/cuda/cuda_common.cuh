@@ -113,7 +113,7 @@ inline bool dxhat_f32(lnl_dtype dt, int64_t K) { return dt == LNL_DTYPE_F32 || K
 
 /* ---- plans: how big each helper buffer is, shared by size queries and calls ---- */
 int64_t ln_bwd_grid(lnl_dtype dt, int64_t M, int64_t K, const device_info &d);
-int64_t colsum_grid(int64_t M, int64_t N, const device_info &d);
+int64_t colsum_grid(lnl_dtype dt, int64_t M, int64_t N, const device_info &d);
 int dw_splits(lnl_dtype dt, int64_t M, int64_t N, int64_t K, const device_info &d);
 
 /* ---- kernels' host launchers (return cudaGetLastError()) ---- */
@@ -154,10 +154,9 @@ cudaError_t launch_fused_dw_gemm(lnl_dtype dt, const void *dy, const void *x, co
                                  cudaStream_t s);
 
 /* ---- cuBLASLt (gemm_cublaslt.cu) ---- */
-enum lt_epilogue { LT_NONE, LT_BIAS, LT_BGRADB };
-/* Column-major D[m,n] = op(A)[m,k] @ op(B)[k,n] (+ epilogue), all of dtype, fp32
- * accumulation (true fp32 for F32); D is float32 when d_f32. bias: the bias (LT_BIAS) or the bias gradient
- * output (LT_BGRADB). Returns LNL_STATUS_UNSUPPORTED when no algorithm serves the
+enum lt_epilogue { LT_NONE, LT_BIAS };
+/* Column-major D[m,n] = op(A)[m,k] @ op(B)[k,n] (+ bias[m] with LT_BIAS), all of dtype,
+ * fp32 accumulation (true fp32 for F32); D is float32 when d_f32. Returns LNL_STATUS_UNSUPPORTED when no algorithm serves the
  * epilogue (the caller falls back), DEVICE_ERROR on failure. */
 lnl_status lt_matmul(lnl_dtype dt, bool d_f32, bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                      const void *A, int64_t lda, const void *B, int64_t ldb, void *D, int64_t ldd,

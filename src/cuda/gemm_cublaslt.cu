@@ -168,7 +168,7 @@ lnl_status lt_matmul(lnl_dtype dt, bool d_f32, bool transA, bool transB, int64_t
     LT_TRY(cublasLtMatmulDescSetAttribute(ds.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     LT_TRY(cublasLtMatmulDescSetAttribute(ds.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     if (epi != LT_NONE) {
-        cublasLtEpilogue_t e = epi == LT_BIAS ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_BGRADB;
+        cublasLtEpilogue_t e = CUBLASLT_EPILOGUE_BIAS;
         LT_TRY(cublasLtMatmulDescSetAttribute(ds.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof e));
         LT_TRY(cublasLtMatmulDescSetAttribute(ds.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
                                               sizeof bias));
