@@ -47,7 +47,11 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
     if eager_fast_path_ok(x2, ln_weight, ln_bias, linear_weight, linear_bias):
         # forward_body makes its operands contiguous itself
         args = (x2, ln_weight, ln_bias, linear_weight, linear_bias, float(eps), not recompute, code)
-        if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in args[:5]):
+        if torch.is_grad_enabled() and (
+                x2.requires_grad or linear_weight.requires_grad
+                or (ln_weight is not None and ln_weight.requires_grad)
+                or (ln_bias is not None and ln_bias.requires_grad)
+                or (linear_bias is not None and linear_bias.requires_grad)):
             y = LayerNormLinearFunction.apply(*args)
         else:  # nothing to differentiate: no autograd node, nothing saved
             y = forward_body(*args, check=False, lean=True)[0]
