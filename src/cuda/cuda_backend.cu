@@ -271,11 +271,13 @@ static lnl_status backward(const lnl_bwd_args *a) {
             ST_TRY(bwd_gemm(dt, false, true, K, N, M, ln_out, K, a->dy, N, a->dlinear_weight, K, l, s));
         }
     }
+    /* The ordered reductions of partials (db, dgamma, dbeta) run as one launch at the end. */
+    reduce_job jobs[3];
+    int njobs = 0;
     /* 2. db = column sums of dy, in a fixed order */
     if (a->dlinear_bias) {
         CU_TRY("bias-gradient partials", launch_colsum_partials(dt, a->dy, M, N, plan.G2, l.part_db, s));
-        CU_TRY("bias-gradient reduction",
-               launch_reduce_partials(dt, l.part_db, plan.G2, N, a->dlinear_bias, s));
+        jobs[njobs++] = {l.part_db, plan.G2, N, a->dlinear_bias};
     }
     /* 3. dxhat = dy @ W, then the LayerNorm backward (reuses the act region) */
     if (a->dx || a->dln_weight || a->dln_bias) {
@@ -287,11 +289,10 @@ static lnl_status backward(const lnl_bwd_args *a) {
                launch_ln_backward(dt, l.act, a->x, mean, rstd, shift, a->ln_weight, a->dx,
                                   parts ? l.part_g : nullptr, parts ? l.part_b : nullptr, M, K, plan.G,
                                   d, s));
-        if (a->dln_weight)
-            CU_TRY("dln_weight reduction", launch_reduce_partials(dt, l.part_g, plan.G, K, a->dln_weight, s));
-        if (a->dln_bias)
-            CU_TRY("dln_bias reduction", launch_reduce_partials(dt, l.part_b, plan.G, K, a->dln_bias, s));
+        if (a->dln_weight) jobs[njobs++] = {l.part_g, plan.G, K, a->dln_weight};
+        if (a->dln_bias) jobs[njobs++] = {l.part_b, plan.G, K, a->dln_bias};
     }
+    CU_TRY("ordered reductions (db, dln_weight, dln_bias)", launch_reduce_partials(dt, jobs, njobs, s));
     return LNL_STATUS_SUCCESS;
 }
 

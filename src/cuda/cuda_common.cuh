@@ -138,6 +138,14 @@ cudaError_t launch_ln_backward(lnl_dtype dt, const void *dxhat, const void *x, c
 /* out[l] = sum_{g<G} part[g*L + l] in order g = 0..G-1, stored as dtype. */
 cudaError_t launch_reduce_partials(lnl_dtype dt, const float *part, int64_t G, int64_t L, void *out,
                                    cudaStream_t s);
+/* The same for up to MAX_REDUCE_JOBS independent reductions, in one launch. */
+constexpr int MAX_REDUCE_JOBS = 4;
+struct reduce_job {
+    const float *part;
+    int64_t G, L;
+    void *out;
+};
+cudaError_t launch_reduce_partials(lnl_dtype dt, const reduce_job *jobs, int n, cudaStream_t s);
 /* part[g*N + n] = sum over row chunk g of dy[m, n]. */
 cudaError_t launch_colsum_partials(lnl_dtype dt, const void *dy, int64_t M, int64_t N, int64_t G,
                                    float *part, cudaStream_t s);

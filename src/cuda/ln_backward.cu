@@ -320,11 +320,25 @@ cudaError_t launch_ln_backward(lnl_dtype dt, const void *dxhat, const void *x, c
  * took ~90 us per call at K = 4096 on the H200, more than the LayerNorm backward. */
 constexpr int RED_COLS = 32, RED_LANES = 16;
 
+/* Up to MAX_REDUCE_JOBS reductions in one launch (the backward's dgamma, dbeta and db:
+ * at small sizes each launch costs more host time than its work). Job j owns blocks
+ * [first[j], first[j+1]); the arithmetic per column is the same whatever the batching. */
+template <typename T> struct reduce_batch {
+    const float *part[MAX_REDUCE_JOBS];
+    int64_t G[MAX_REDUCE_JOBS], L[MAX_REDUCE_JOBS];
+    T *out[MAX_REDUCE_JOBS];
+    int64_t first[MAX_REDUCE_JOBS + 1];
+    int n;
+};
+
 template <typename T>
-__global__ void __launch_bounds__(RED_COLS * RED_LANES)
-    reduce_partials_kernel(const float *__restrict__ part, int64_t G, int64_t L, T *__restrict__ out) {
+__global__ void __launch_bounds__(RED_COLS * RED_LANES) reduce_partials_kernel(const reduce_batch<T> b) {
     __shared__ float lane_sum[RED_LANES][RED_COLS + 1];
-    const int64_t l = (int64_t)blockIdx.x * RED_COLS + threadIdx.x;
+    int j = 0;
+    while (j + 1 < b.n && (int64_t)blockIdx.x >= b.first[j + 1]) j++;
+    const float *__restrict__ part = b.part[j];
+    const int64_t G = b.G[j], L = b.L[j];
+    const int64_t l = ((int64_t)blockIdx.x - b.first[j]) * RED_COLS + threadIdx.x;
     float acc = 0.f;
     if (l < L) {
 #pragma unroll 8
@@ -335,17 +349,34 @@ __global__ void __launch_bounds__(RED_COLS * RED_LANES)
     if (threadIdx.y == 0 && l < L) {
         float t = 0.f;
 #pragma unroll
-        for (int j = 0; j < RED_LANES; j++) t += lane_sum[j][threadIdx.x];
-        out[l] = from_f<T>(t);
+        for (int i = 0; i < RED_LANES; i++) t += lane_sum[i][threadIdx.x];
+        b.out[j][l] = from_f<T>(t);
     }
+}
+
+cudaError_t launch_reduce_partials(lnl_dtype dt, const reduce_job *jobs, int n, cudaStream_t s) {
+    if (n <= 0) return cudaSuccess;
+    if (n > MAX_REDUCE_JOBS) return cudaErrorInvalidValue;
+    const dim3 block(RED_COLS, RED_LANES);
+    LNL_DISPATCH(dt, T, {
+        reduce_batch<T> b{};
+        b.n = n;
+        for (int j = 0; j < n; j++) {
+            b.part[j] = jobs[j].part;
+            b.G[j] = jobs[j].G;
+            b.L[j] = jobs[j].L;
+            b.out[j] = (T *)jobs[j].out;
+            b.first[j + 1] = b.first[j] + (jobs[j].L + RED_COLS - 1) / RED_COLS;
+        }
+        reduce_partials_kernel<T><<<(unsigned)b.first[n], block, 0, s>>>(b);
+    });
+    return cudaGetLastError();
 }
 
 cudaError_t launch_reduce_partials(lnl_dtype dt, const float *part, int64_t G, int64_t L, void *out,
                                    cudaStream_t s) {
-    const unsigned grid = (unsigned)((L + RED_COLS - 1) / RED_COLS);
-    const dim3 block(RED_COLS, RED_LANES);
-    LNL_DISPATCH(dt, T, reduce_partials_kernel<T><<<grid, block, 0, s>>>(part, G, L, (T *)out));
-    return cudaGetLastError();
+    const reduce_job job{part, G, L, out};
+    return launch_reduce_partials(dt, &job, 1, s);
 }
 
 /* ---- column sums of dy (dlinear_bias) ----
