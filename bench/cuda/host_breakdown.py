@@ -42,10 +42,23 @@ def main():
     ap.add_argument("--dtype", default="bf16", choices=sorted(DT))
     ap.add_argument("--shape", default="16,8,16")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--gil", action="store_true",
+                    help="also time forward+backward with the library's calls releasing the GIL "
+                         "(ctypes.CDLL) and holding it (ctypes.PyDLL), in turn")
+    ap.add_argument("--fb-only", action="store_true", help="only the forward+backward rows")
     args = ap.parse_args()
     import lnlinear
     from lnlinear import _clib, ops
+    def load_as(loader):
+        lib2 = loader(_clib.library_path)
+        for name in ("lnl_forward", "lnl_backward", "lnl_forward_workspace_size",
+                     "lnl_backward_workspace_size", "lnl_dtype_size", "lnl_last_error",
+                     "lnl_status_string"):
+            f, f2 = getattr(_clib.lib, name), getattr(lib2, name)
+            f2.argtypes, f2.restype = f.argtypes, f.restype
+        return lib2
 
+    gil_libs = {"release": load_as(ctypes.CDLL), "hold": load_as(ctypes.PyDLL)}
     M, K, N = (int(v) for v in args.shape.split(","))
     dt, dev = DT[args.dtype], torch.device("cuda")
     g = torch.Generator(device="cuda").manual_seed(0)
@@ -116,7 +129,7 @@ def main():
     if raw is not None:
         rows.append(("torch._C._cuda_getCurrentRawStream", lambda: raw(0)))
     print(f"host time per call, {args.dtype} M,K,N = {M},{K},{N}, workspace {ws_bytes} bytes")
-    for label, fn in rows:
+    for label, fn in ([] if args.fb_only else rows):
         print(f"  {per_call_us(fn):8.2f} us  {label}")
 
     xg, lnwg, lnbg, wg, bg = (t.detach().clone().requires_grad_() for t in (x, lnw, lnb, w, b))
@@ -136,6 +149,38 @@ def main():
 
     print(f"  {per_call_us(ours_fb, 2000):8.2f} us  layernorm_linear forward+backward")
     print(f"  {per_call_us(eager_fb, 2000):8.2f} us  eager forward+backward")
+
+    # Where a training step's extra time goes: gradients returned (graph freed) or
+    # accumulated into .grad, cleared or not, and the autograd engine's device thread
+    # (multithreading off runs the backward on the calling thread).
+    def training_rows(tag):
+        for label, fwd in (("layernorm_linear", lambda: lnlinear.layernorm_linear(xg, lnwg, lnbg, wg, bg)),
+                           ("eager", lambda: F.linear(F.layer_norm(xg, (K,), lnwg, lnbg), wg, bg))):
+            def grad_only():
+                torch.autograd.grad(fwd(), leaves, dy)
+
+            def accumulate():
+                fwd().backward(dy)
+
+            def cleared():
+                for t in leaves:
+                    t.grad = None
+                fwd().backward(dy)
+
+            print(f"  {per_call_us(grad_only, 500, 5):8.2f} us  {label}{tag}: forward + autograd.grad")
+            print(f"  {per_call_us(accumulate, 500, 5):8.2f} us  {label}{tag}: forward + .backward (accumulate)")
+            print(f"  {per_call_us(cleared, 500, 5):8.2f} us  {label}{tag}: forward + .backward (.grad cleared)")
+            with torch.autograd.set_multithreading_enabled(False):
+                print(f"  {per_call_us(accumulate, 500, 5):8.2f} us  {label}{tag}: forward + .backward, "
+                      f"engine on the calling thread")
+
+    training_rows("")
+    if args.gil:
+        default_lib = _clib.lib
+        for mode in ("hold", "release", "hold"):
+            _clib.lib = gil_libs[mode]
+            training_rows(f" [library calls {mode} the GIL]")
+        _clib.lib = default_lib
 
     if args.profile:
         pr = cProfile.Profile()
