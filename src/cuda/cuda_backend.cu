@@ -171,6 +171,11 @@ static lnl_status forward(const lnl_fwd_args *a) {
     /* FUSED with ln_out requested must write LN(x) anyway: then the unfused order is the
      * cheaper one (the GEMM reads what the LayerNorm just wrote). */
     if (p->strategy == LNL_STRATEGY_FUSED && !a->ln_out) {
+        bool done = false;
+        CU_TRY("fused forward GEMM with statistics",
+               launch_fused_forward_with_stats(p->dtype, a->x, mean, rstd, eps, a->ln_weight, a->ln_bias,
+                                               a->linear_weight, a->linear_bias, a->y, M, K, N, s, &done));
+        if (done) return LNL_STATUS_SUCCESS;
         float *shift = p->dtype == LNL_DTYPE_F32 ? l.shift : nullptr;
         CU_TRY("layernorm statistics",
                launch_ln_forward(p->dtype, a->x, nullptr, nullptr, nullptr, mean, rstd, shift, M, K,

@@ -154,6 +154,12 @@ cudaError_t launch_fused_forward_gemm(lnl_dtype dt, const void *x, const float *
                                       const float *rstd, const float *shift, const void *gamma, const void *beta,
                                       const void *W, const void *bias, void *y, int64_t M,
                                       int64_t K, int64_t N, const device_info &d, cudaStream_t s);
+/* The same in one launch, mean/rstd computed in the kernel and written out, for tiny
+ * bf16/f16 problems; *done false (nothing launched) when the problem is not one. */
+cudaError_t launch_fused_forward_with_stats(lnl_dtype dt, const void *x, float *mean, float *rstd,
+                                            float eps, const void *gamma, const void *beta,
+                                            const void *W, const void *bias, void *y, int64_t M,
+                                            int64_t K, int64_t N, cudaStream_t s, bool *done);
 /* dW = dy^T @ LN(x), LN rebuilt while loading x; splits > 1 writes float partials
  * [splits,N,K] to part and reduces them in order. */
 cudaError_t launch_fused_dw_gemm(lnl_dtype dt, const void *dy, const void *x, const float *mean,

@@ -95,15 +95,58 @@ __device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], 
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+/* Row statistics of x inside the forward kernel (STATS): the 4 threads that load a
+ * row's chunks (consecutive lanes) reduce it with the pre-pass's formula (shifted by
+ * the row's first element, two passes), so a tiny problem's forward is one launch.
+ * Each thread loads its STATS_PER elements of the row at once into registers (one
+ * memory round trip). Blocks of the first column tile write mean/rstd for the
+ * backward. Only for rows of K <= 4 * STATS_PER (the caller checks; fused_forward.cu
+ * has the measurements behind the limit). */
+constexpr int STATS_PER = 4;
+
+template <typename T>
+__device__ __forceinline__ void row_stats4(const T *__restrict__ x, int64_t row, int64_t M, int64_t K,
+                                           float eps, float *mu, float *rs) {
+    const int q = threadIdx.x & 3;
+    const bool ok = row < M;
+    const T *xr = x + (ok ? row : 0) * K;
+    float v[STATS_PER];
+    const float x0 = ok ? to_f(xr[0]) : 0.f;
+#pragma unroll
+    for (int i = 0; i < STATS_PER; i++) {
+        const int64_t k = q + 4 * i;
+        v[i] = ok && k < K ? to_f(xr[k]) - x0 : 0.f;
+    }
+    float s = 0.f;
+#pragma unroll
+    for (int i = 0; i < STATS_PER; i++) s += v[i];
+    s += __shfl_xor_sync(0xffffffffu, s, 1);
+    s += __shfl_xor_sync(0xffffffffu, s, 2);
+    const float dm = s / (float)K;
+    float ss = 0.f;
+#pragma unroll
+    for (int i = 0; i < STATS_PER; i++)
+        if (q + 4 * i < K) ss += (v[i] - dm) * (v[i] - dm);
+    ss += __shfl_xor_sync(0xffffffffu, ss, 1);
+    ss += __shfl_xor_sync(0xffffffffu, ss, 2);
+    *mu = x0 + dm;
+    *rs = 1.f / sqrtf(ss / (float)K + eps);
+}
+
 /* Grid: x = tiles of output rows (M for FWD, N for DW), y = tiles of output columns,
- * z = reduction splits (DW). red_per_split is a multiple of TC_BK. */
-template <typename T, int MODE, bool VEC>
+ * z = reduction splits (DW). red_per_split is a multiple of TC_BK. STATS (FWD only):
+ * mean/rstd are computed here (row_stats4) and written to stats_mean/stats_rstd
+ * instead of being read from mean/rstd. */
+template <typename T, int MODE, bool VEC, bool STATS = false>
 __global__ void __launch_bounds__(TC_THREADS, 2)
 tc_ln_gemm_kernel(const T *__restrict__ aop, const T *__restrict__ bop,
                   const float *__restrict__ mean, const float *__restrict__ rstd,
                   const T *__restrict__ gamma, const T *__restrict__ beta,
                   const T *__restrict__ bias, T *__restrict__ out, float *__restrict__ part,
-                  int64_t M, int64_t K, int64_t N, int64_t red_per_split) {
+                  int64_t M, int64_t K, int64_t N, int64_t red_per_split,
+                  float *__restrict__ stats_mean = nullptr, float *__restrict__ stats_rstd = nullptr,
+                  float eps = 0.f) {
+    static_assert(!STATS || MODE == MODE_FWD, "in-kernel statistics are for the forward");
     constexpr bool KMAJ = MODE == MODE_FWD;
     __shared__ __align__(16) T smA[2][TC_TILE];
     __shared__ __align__(16) T smB[2][TC_TILE];
@@ -133,7 +176,15 @@ tc_ln_gemm_kernel(const T *__restrict__ aop, const T *__restrict__ bop,
 #pragma unroll
     for (int j = 0; j < 2; j++) {
         gr[j] = br[j] = make_uint4(0, 0, 0, 0);
-        if (MODE == MODE_FWD) {
+        if constexpr (STATS) {
+            const int64_t row = t0 + cr[j];
+            row_stats4<T>(aop, row, M, K, eps, &mu[j], &rs[j]);
+            if (blockIdx.y == 0 && (tid & 3) == 0 && row < M) {
+                stats_mean[row] = mu[j];
+                stats_rstd[row] = rs[j];
+            }
+            if (row >= M) mu[j] = rs[j] = 0.f;
+        } else if (MODE == MODE_FWD) {
             if (t0 + cr[j] < M) {
                 mu[j] = mean[t0 + cr[j]];
                 rs[j] = rstd[t0 + cr[j]];
