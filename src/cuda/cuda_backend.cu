@@ -266,7 +266,7 @@ static lnl_status backward(const lnl_bwd_args *a) {
         if (fused_dw) {
             CU_TRY("fused dW GEMM",
                    launch_fused_dw_gemm(dt, a->dy, a->x, mean, rstd, shift, a->ln_weight, a->ln_bias,
-                                        a->dlinear_weight, l.part_dw, plan.splits, M, K, N, s));
+                                        a->dlinear_weight, l.part_dw, plan.splits, M, K, N, d, s));
         } else {
             /* dW^T[K,N] = ln_out^T[K,M] @ (dy^T[N,M])^T-op. Not with cuBLASLt's BGRADB
              * epilogue for db: it runs as a separate kernel slower than our column sums

@@ -165,7 +165,7 @@ cudaError_t launch_fused_forward_with_stats(lnl_dtype dt, const void *x, float *
 cudaError_t launch_fused_dw_gemm(lnl_dtype dt, const void *dy, const void *x, const float *mean,
                                  const float *rstd, const float *shift, const void *gamma, const void *beta, void *dW,
                                  float *part, int splits, int64_t M, int64_t K, int64_t N,
-                                 cudaStream_t s);
+                                 const device_info &d, cudaStream_t s);
 
 /* ---- cuBLASLt (gemm_cublaslt.cu) ---- */
 enum lt_epilogue { LT_NONE, LT_BIAS };

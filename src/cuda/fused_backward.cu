@@ -4,6 +4,7 @@
  * is split across gridDim.z into float partials that one more kernel sums in split
  * order (deterministic, no atomics). */
 #include "ln_gemm_kernels.cuh"
+#include "ln_gemm_simt128.cuh"
 
 namespace lnl {
 
@@ -23,15 +24,24 @@ int dw_splits(lnl_dtype dt, int64_t M, int64_t N, int64_t K, const device_info &
 template <typename T>
 static cudaError_t fused_dw_t(const T *dy, const T *x, const float *mean, const float *rstd,
                               const float *shift, const T *gamma, const T *beta, T *dW, float *part, int splits,
-                              int64_t M, int64_t K, int64_t N, cudaStream_t s) {
+                              int64_t M, int64_t K, int64_t N, int sm_count, cudaStream_t s) {
     const bool f32 = std::is_same<T, float>::value;
     const int64_t bk = f32 ? SG_BK : TC_BK;
     const int64_t per = ((M + splits - 1) / splits + bk - 1) / bk * bk;
     float *pz = splits > 1 ? part : nullptr;
     if constexpr (std::is_same<T, float>::value) {
+        static_assert(S128_BK == SG_BK, "per-split row counts are multiples of both kernels' depth");
+        const int64_t tiles = ((N + S128_BM - 1) / S128_BM) * ((K + S128_BN - 1) / S128_BN) * splits;
+        if (tiles >= sm_count && simt128_aligned(MODE_DW, K, N, dy, x, gamma, beta)) {
+            dim3 grid((unsigned)((N + S128_BM - 1) / S128_BM), (unsigned)((K + S128_BN - 1) / S128_BN),
+                      splits);
+            simt128_ln_gemm_kernel<MODE_DW><<<grid, S128_THREADS, 0, s>>>(
+                dy, x, mean, rstd, shift, gamma, beta, nullptr, dW, pz, M, K, N, per);
+        } else {
         dim3 grid((unsigned)((N + SG_BM - 1) / SG_BM), (unsigned)((K + SG_BN - 1) / SG_BN), splits);
         simt_ln_gemm_kernel<MODE_DW><<<grid, SG_THREADS, 0, s>>>(dy, x, mean, rstd, shift, gamma, beta,
                                                                  nullptr, dW, pz, M, K, N, per);
+        }
     } else {
         dim3 grid((unsigned)((N + TC_BM - 1) / TC_BM), (unsigned)((K + TC_BN - 1) / TC_BN), splits);
         const bool vec = K % 8 == 0 && N % 8 == 0 && aligned16(dy) && aligned16(x) &&
@@ -55,11 +65,11 @@ cudaError_t launch_fused_dw_gemm(lnl_dtype dt, const void *dy, const void *x, co
                                  const float *rstd, const float *shift, const void *gamma,
                                  const void *beta, void *dW,
                                  float *part, int splits, int64_t M, int64_t K, int64_t N,
-                                 cudaStream_t s) {
+                                 const device_info &d, cudaStream_t s) {
     cudaError_t e = cudaSuccess;
     LNL_DISPATCH(dt, T,
                  e = fused_dw_t<T>((const T *)dy, (const T *)x, mean, rstd, shift, (const T *)gamma,
-                                   (const T *)beta, (T *)dW, part, splits, M, K, N, s));
+                                   (const T *)beta, (T *)dW, part, splits, M, K, N, d.sm_count, s));
     return e;
 }
 

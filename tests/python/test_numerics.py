@@ -137,3 +137,15 @@ def test_strided_parameters(device, dtype):
     inputs = [x, torch.stack([lnw, lnw], dim=1)[:, 0], lnb, w.t().contiguous().t(), b]
     assert not inputs[3].is_contiguous() and not inputs[1].is_contiguous()
     check_all(inputs, dy, dtype)
+
+
+# Big enough for the float32 128x128-tile fused kernels (ln_gemm_simt128.cuh), which
+# run only once their tiles fill every SM: (2048, 1280, 2048) takes them for the forward
+# and dW; (2000, 1284, 2050) has tails in every dimension (forward on the 128 kernel,
+# dW on the general one: N % 4 != 0); offset 1e3 exercises the exact per-row shift.
+@pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
+@pytest.mark.parametrize("M,K,N,offset", [(2048, 1280, 2048, 3.0), (2000, 1284, 2050, 3.0),
+                                          (2048, 1280, 2048, 1e3)])
+def test_cuda_f32_fused_large_tiles(M, K, N, offset):
+    inputs, dy = make_inputs((M,), K, N, torch.float32, "cuda", offset=offset)
+    check_all(inputs, dy, torch.float32, strategy="fused")
