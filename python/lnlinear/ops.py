@@ -151,33 +151,30 @@ def _problem(x, N, eps, strategy):
 
 
 class _DeviceGuard:
-    """Makes x's GPU current for the call (the library works on the current device)."""
+    """Makes GPU `index` current for the call and restores `prev` after it (the library
+    works on the current device). Built only when the two differ (_device_guard)."""
 
     __slots__ = ("index", "prev")
 
-    def __init__(self, device):
-        self.index = device.index if device.type == "cuda" else None
-        self.prev = None
+    def __init__(self, index, prev):
+        self.index, self.prev = index, prev
 
     def __enter__(self):
-        if self.index is not None:
-            cur = torch.cuda.current_device()
-            if cur != self.index:
-                self.prev = cur
-                torch.cuda.set_device(self.index)
+        torch.cuda.set_device(self.index)
 
     def __exit__(self, *exc):
-        if self.prev is not None:
-            torch.cuda.set_device(self.prev)
+        torch.cuda.set_device(self.prev)
 
 
 _NO_GUARD = contextlib.nullcontext()
 
 
 def _device_guard(device):
-    """_DeviceGuard when device is a GPU other than the current one, else a shared no-op."""
-    if device.type == "cuda" and device.index != torch.cuda.current_device():
-        return _DeviceGuard(device)
+    """A _DeviceGuard when device is a GPU other than the current one, else a shared no-op."""
+    if device.type == "cuda":
+        cur = torch.cuda.current_device()
+        if device.index != cur:
+            return _DeviceGuard(device.index, cur)
     return _NO_GUARD
 
 
