@@ -12,17 +12,21 @@
  *    operands in shared memory. A stage is released on its "empty" mbarrier once
  *    both consumers' wgmma groups on it are done.
  * LN(x) never leaves shared memory. mean/rstd come from the statistics pre-pass
- * (launch_ln_forward); the epilogue adds the bias and stores y from the accumulators.
+ * (launch_ln_forward); the epilogue adds the bias and stores y through a per-warp
+ * staging area in shared memory, 16 contiguous bytes per thread.
  *
- * Where it stands (H200, bf16, 8192 x 4096 x 4096, forward with the pre-pass): 0.63
- * ms, 1.9x the cuBLAS GEMM alone (0.33 ms) and slower than UNFUSED (0.39 ms), so AUTO
- * does not pick it. The same kernel without the transform ran 0.48 ms: the GEMM
- * skeleton itself is ~1.4x cuBLAS, and the transform (16 KB read and written in
- * shared memory per stage) adds the rest. Variants measured and dropped: LN(x)
+ * Where it stands (H200, bf16, forward with the pre-pass, same-run A/B of 2026-12-01):
+ * 0.52-0.56 ms at 8192,4096,4096 (1.55-1.67x the cuBLAS GEMM alone; 0.61 before the
+ * prefetches and the staged epilogue), 0.107 ms at 8192,768,3072 (0.142), 0.214 ms at
+ * 32768,4096,256 (0.238). Timing-only variants of the earlier version (wrong results)
+ * placed the rest: without the transform 0.435 ms at 8192,4096,4096, and the GEMM
+ * skeleton with neither transform nor epilogue 0.37-0.40 ms, 1.16-1.2x cuBLAS.
+ * Variants measured and dropped (docs/results/cuda/2026-11-30-sm90-variants.md): LN(x)
  * formed in registers and fed to wgmma as the A operand (245 TFLOP/s when each
  * consumer waited for its group before the next slice; 1.02 ms when pipelined step
- * by step with two fragment buffers); three dedicated transformer warps (364
- * TFLOP/s, their latency exposed); 128-wide tiles; one CTA per tile.
+ * by step with two fragment buffers; 0.67 vs 0.63 ms when pipelined slice by slice);
+ * three dedicated transformer warps (364 TFLOP/s, their latency exposed); 128-wide
+ * tiles; one CTA per tile.
  *
  * Tails: TMA fills rows and columns outside x and W with zeros. Padded K columns of
  * W are zero, so whatever LN makes of the padded x columns contributes exactly 0
@@ -43,8 +47,12 @@ template <int BN> struct tile_cfg {
     static constexpr int A_BYTES = BM * BK * 2;
     static constexpr int B_BYTES = BN * BK * 2;
     static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
-    /* stages, the barriers, and slack to align the ring to 1024 bytes (the swizzle atom) */
-    static constexpr size_t SMEM = (size_t)STAGES * STAGE_BYTES + 2 * STAGES * 8 + 1024;
+    /* the epilogue's staging area: 16 rows x 128 columns of T per consumer warp */
+    static constexpr int OUT_BYTES = 8 * 16 * 128 * 2;
+    /* stages, staging area, barriers, and slack to align the ring to 1024 bytes (the
+     * swizzle atom): 230464 bytes of the 232448 an H200 block may have */
+    static constexpr size_t SMEM =
+        (size_t)STAGES * STAGE_BYTES + OUT_BYTES + 2 * STAGES * 8 + 1024;
 };
 
 #if LNL_SM90A /* device helpers; the other compilation passes need none of them */
@@ -71,22 +79,41 @@ template <> __device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi
     return u;
 }
 
-/* Eight consecutive values of gamma (or ones) and beta (or zeros) from column k;
- * zeros past K (K % 8 == 0, so a group of eight is all inside or all outside). */
+template <typename T> __device__ __forceinline__ uint32_t one_pair();
+template <> __device__ __forceinline__ uint32_t one_pair<__nv_bfloat16>() { return 0x3F803F80u; }
+template <> __device__ __forceinline__ uint32_t one_pair<__half>() { return 0x3C003C00u; }
+
+/* The raw words of eight consecutive values of gamma (ones when absent) and beta
+ * (zeros when absent) from column k; zeros past K (K % 8 == 0, so a group of eight
+ * is all inside or all outside). Loaded a slice ahead of their use, so the load's
+ * latency hides behind a slice of wgmma. */
 template <typename T>
-__device__ __forceinline__ void affine8(const T *gamma, const T *beta, int k, int K, float *g,
-                                        float *b) {
+__device__ __forceinline__ void affine_words(const T *gamma, const T *beta, int k, int K,
+                                             uint4 *gu, uint4 *bu) {
     const bool in = k < K;
-    uint4 gu = make_uint4(0, 0, 0, 0), bu = make_uint4(0, 0, 0, 0);
-    if (in && gamma) gu = __ldg((const uint4 *)(gamma + k));
-    if (in && beta) bu = __ldg((const uint4 *)(beta + k));
+    const uint32_t one = one_pair<T>();
+    *gu = !in ? make_uint4(0, 0, 0, 0)
+              : gamma ? __ldg((const uint4 *)(gamma + k)) : make_uint4(one, one, one, one);
+    *bu = in && beta ? __ldg((const uint4 *)(beta + k)) : make_uint4(0, 0, 0, 0);
+}
+template <typename T>
+__device__ __forceinline__ void affine_unpack(uint4 gu, uint4 bu, float *g, float *b) {
     const uint32_t gw[4] = {gu.x, gu.y, gu.z, gu.w}, bw[4] = {bu.x, bu.y, bu.z, bu.w};
 #pragma unroll
     for (int i = 0; i < 4; i++) {
-        const float2 gv = gamma ? unpack2<T>(gw[i]) : make_float2(in ? 1.f : 0.f, in ? 1.f : 0.f);
-        const float2 bv = unpack2<T>(bw[i]);
+        const float2 gv = unpack2<T>(gw[i]), bv = unpack2<T>(bw[i]);
         g[2 * i] = gv.x, g[2 * i + 1] = gv.y, b[2 * i] = bv.x, b[2 * i + 1] = bv.y;
     }
+}
+
+/* bias[col], bias[col + 1] as one word of two T (zeros past N or without a bias). */
+template <typename T>
+__device__ __forceinline__ uint32_t bias_word(const T *bias, int col, int N, bool pairs) {
+    if (!bias || col >= N) return 0u;
+    if (pairs && col + 1 < N) return __ldg((const unsigned int *)(bias + col));
+    const uint32_t lo = __ldg((const unsigned short *)(bias + col));
+    const uint32_t hi = col + 1 < N ? __ldg((const unsigned short *)(bias + col + 1)) : 0u;
+    return lo | hi << 16;
 }
 
 /* 16 bytes of x in shared memory -> the same 16 bytes of LN(x), as
@@ -135,15 +162,15 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
                  const float *__restrict__ mean, const float *__restrict__ rstd,
                  const T *__restrict__ gamma, const T *__restrict__ beta,
                  const T *__restrict__ bias, T *__restrict__ y, int64_t M, int K, int N,
-                 bool y_pairs) {
+                 bool y_pairs, bool y_vec16, bool bias_pairs) {
 #if LNL_SM90A
     using C = tile_cfg<BN>;
     constexpr int S = C::STAGES;
     extern __shared__ unsigned char smem_raw[];
     unsigned char *smem =
         (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
-    unsigned char *sA = smem, *sB = smem + S * C::A_BYTES;
-    uint64_t *full = (uint64_t *)(sB + S * C::B_BYTES), *empty = full + S;
+    unsigned char *sA = smem, *sB = smem + S * C::A_BYTES, *sOut = sB + S * C::B_BYTES;
+    uint64_t *full = (uint64_t *)(sOut + C::OUT_BYTES), *empty = full + S;
 
     const int64_t tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
     const int64_t tiles = tiles_m * tiles_n;
@@ -187,38 +214,55 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
     regs_alloc<232>();
     const int cw = wg - 1, t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     const int g = lane >> 2, q = lane & 3;
+    /* The transform: thread t rewrites 16-byte chunk tc of rows tr, tr+16, tr+32, tr+48
+     * of its warpgroup's half (a warp covers 4 whole rows: conflict-free). */
+    const int tc = t % 8, tr = cw * 64 + t / 8;
+    /* What a tile's transform needs, loaded early so that no load's latency sits
+     * between a barrier and the work behind it: each tile's row statistics during the
+     * previous tile's last slice, and gamma/beta of each slice during the one before. */
+    float mu[4], rs[4];
+    auto load_stats = [&](int64_t tile) {
+        int64_t m0;
+        int n0;
+        tile_at(tile, tiles_m, tiles_n, BN, &m0, &n0);
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int64_t r = m0 + tr + 16 * i;
+            rs[i] = r < M ? rstd[r] : 0.f;
+            mu[i] = r < M ? mean[r] : 0.f;
+        }
+    };
+    uint4 g_next, b_next;
+    if (blockIdx.x < tiles) load_stats(blockIdx.x);
+    affine_words<T>(gamma, beta, 8 * tc, K, &g_next, &b_next);
+    /* this warp's staging area for the epilogue: 16 rows of 256 bytes */
+    unsigned char *stage_out = sOut + (cw * 4 + warp) * 16 * 256;
+
     uint32_t it0 = 0;
     for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, it0 += KT) {
         int64_t m0;
         int n0;
         tile_at(tile, tiles_m, tiles_n, BN, &m0, &n0);
-        const int64_t row0 = m0 + cw * 64 + warp * 16 + g, row1 = row0 + 8;
         float acc[BN / 2];
 #pragma unroll
         for (int i = 0; i < BN / 2; i++) acc[i] = 0.f;
 
-        /* LN(x) written over x in shared memory, then wgmma from shared memory. Thread
-         * t rewrites 16-byte chunk tc of rows tr, tr+16, tr+32, tr+48 of this
-         * warpgroup's half (a warp covers 4 whole rows: conflict-free). */
-        const int tc = t % 8, tr = cw * 64 + t / 8;
-        float nmr[4], rs[4];
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int64_t r = m0 + tr + 16 * i;
-            rs[i] = r < M ? rstd[r] : 0.f;
-            nmr[i] = r < M ? -mean[r] * rs[i] : 0.f;
-        }
+        /* LN(x) written over x in shared memory, then wgmma from shared memory. */
         auto transform = [&](int kt) {
             const uint32_t it = it0 + kt;
             const int s = it % S;
+            const uint4 gu = g_next, bu = b_next;
+            const int k_next = kt + 1 < KT ? kt + 1 : 0; /* or the next tile's first */
+            affine_words<T>(gamma, beta, k_next * BK + 8 * tc, K, &g_next, &b_next);
             float gg[8], bb[8];
-            affine8<T>(gamma, beta, kt * BK + 8 * tc, K, gg, bb);
+            affine_unpack<T>(gu, bu, gg, bb);
             mbar_wait(&full[s], (it / S) & 1);
             const uint32_t base = smem_addr(sA + s * C::A_BYTES);
 #pragma unroll
             for (int i = 0; i < 4; i++) { /* 128-byte swizzle: chunk c of row r sits at c ^ (r % 8) */
                 const int r = tr + 16 * i;
-                normalize8<T>(base + r * 128 + ((tc ^ (r & 7)) << 4), nmr[i], rs[i], gg, bb);
+                normalize8<T>(base + r * 128 + ((tc ^ (r & 7)) << 4), -mu[i] * rs[i], rs[i], gg,
+                              bb);
             }
             fence_proxy_async(); /* the wgmma (async proxy) reads what these stores wrote */
             named_bar_sync(1 + cw, 128);
@@ -232,35 +276,78 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
 #pragma unroll
             for (int st = 0; st < 4; st++) wgmma_ss<T, BN>(acc, adesc + 2 * st, bdesc + 2 * st);
             wgmma_commit();
-            if (kt + 1 < KT) transform(kt + 1); /* overlaps the group just issued */
-            wgmma_wait<1>(); /* the previous slice's group is done */
+            /* The previous slice's group is done: release its stage before transforming
+             * the next one, so the producer can refill it while this slice's group and
+             * the transform run. Released after the transform instead, three of the four
+             * stages stayed held and TMA could run only one slice ahead: 0.63 vs 0.61 ms
+             * at 8192,4096,4096 and 0.259 vs 0.238 ms at 32768,4096,256 (H200). */
+            wgmma_wait<1>();
             if (kt > 0 && lane == 0) mbar_arrive(&empty[(it0 + kt - 1) % S]);
+            if (kt + 1 < KT) transform(kt + 1); /* overlaps the group just issued */
         }
+        /* while the last group runs: the next tile's statistics and this tile's bias */
+        if (tile + gridDim.x < tiles) load_stats(tile + gridDim.x);
+        uint32_t bias_w[BN / 8]; /* columns n0 + 8j + 2q, + 1 */
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++) bias_w[j] = bias_word<T>(bias, n0 + 8 * j + 2 * q, N, bias_pairs);
         wgmma_wait<0>();
 #pragma unroll
         for (int i = 0; i < BN / 2; i++) fence_regs(acc[i]);
         if (lane == 0) mbar_arrive(&empty[(it0 + KT - 1) % S]);
 
-        /* ---- epilogue: accumulator j*4 + {0,1} is row g, columns 8j + 2q + {0,1};
-         * j*4 + {2,3} the same columns of row g + 8 ---- */
+        /* ---- epilogue: accumulator 4j + {0,1} is row g, columns 8j + 2q + {0,1};
+         * 4j + {2,3} the same columns of row g + 8 (of the warp's 16 rows) ---- */
+        const int64_t wrow = m0 + cw * 64 + warp * 16; /* the warp's first row */
+        if (y_vec16) {
+            /* Through shared memory, 128 columns at a time, so that each thread stores
+             * 16 contiguous bytes and a warp whole 256-byte row pieces; stored straight
+             * from the accumulators, a warp wrote 16 bytes in each of 8 rows, and the
+             * epilogue cost 38% of the kernel at 8192,768,3072. The staging rows use the
+             * 128-byte swizzle's XOR (chunk c of row r at c ^ (r % 8)): conflict-free
+             * both ways. N % 8 == 0, so 8 columns are all inside N or all outside. */
 #pragma unroll
-        for (int j = 0; j < BN / 8; j++) {
-            const int col = n0 + 8 * j + 2 * q;
-            if (col >= N) continue;
-            const bool two = col + 1 < N;
-            const float bi0 = bias ? to_f(bias[col]) : 0.f;
-            const float bi1 = bias && two ? to_f(bias[col + 1]) : 0.f;
+            for (int half = 0; half < BN / 128; half++) {
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int64_t row = h ? row1 : row0;
-                if (row >= M) continue;
-                const float v0 = acc[4 * j + 2 * h] + bi0, v1 = acc[4 * j + 2 * h + 1] + bi1;
-                T *dst = y + row * N + col;
-                if (two && y_pairs) {
-                    *(uint32_t *)dst = pack2<T>(v0, v1);
-                } else {
-                    dst[0] = from_f<T>(v0);
-                    if (two) dst[1] = from_f<T>(v1);
+                for (int jj = 0; jj < 16; jj++) {
+                    const int j = half * 16 + jj;
+                    const float2 bv = unpack2<T>(bias_w[j]);
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        const int r = g + 8 * h;
+                        *(uint32_t *)(stage_out + r * 256 + ((jj ^ (r & 7)) << 4) + 4 * q) =
+                            pack2<T>(acc[4 * j + 2 * h] + bv.x, acc[4 * j + 2 * h + 1] + bv.y);
+                    }
+                }
+                __syncwarp();
+#pragma unroll
+                for (int i = 0; i < 8; i++) {
+                    const int r = 2 * i + (lane >> 4), c = lane & 15;
+                    const uint4 v = *(const uint4 *)(stage_out + r * 256 + ((c ^ (r & 7)) << 4));
+                    const int64_t row = wrow + r;
+                    const int col = n0 + half * 128 + 8 * c;
+                    if (row < M && col < N) *(uint4 *)(y + row * N + col) = v;
+                }
+                __syncwarp(); /* the next half overwrites the staging rows */
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < BN / 8; j++) {
+                const int col = n0 + 8 * j + 2 * q;
+                if (col >= N) continue;
+                const bool two = col + 1 < N;
+                const float2 bv = unpack2<T>(bias_w[j]);
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const int64_t row = wrow + g + 8 * h;
+                    if (row >= M) continue;
+                    const float v0 = acc[4 * j + 2 * h] + bv.x, v1 = acc[4 * j + 2 * h + 1] + bv.y;
+                    T *dst = y + row * N + col;
+                    if (two && y_pairs) {
+                        *(uint32_t *)dst = pack2<T>(v0, v1);
+                    } else {
+                        dst[0] = from_f<T>(v0);
+                        if (two) dst[1] = from_f<T>(v1);
+                    }
                 }
             }
         }
@@ -321,8 +408,10 @@ cudaError_t launch_t(const CUtensorMap &mx, const CUtensorMap &mw, const float *
      * one CTA per tile so far; it leaves room for an overlapped epilogue) */
     const int64_t grid = std::min<int64_t>(tiles, d.sm_count);
     const bool y_pairs = N % 2 == 0 && ((uintptr_t)y & 3) == 0;
+    const bool y_vec16 = N % 8 == 0 && aligned16(y);
+    const bool bias_pairs = ((uintptr_t)bias & 3) == 0;
     ln_gemm_fwd_sm90<T, BN><<<(unsigned)grid, THREADS, C::SMEM, s>>>(
-        mx, mw, mean, rstd, gamma, beta, bias, y, M, (int)K, (int)N, y_pairs);
+        mx, mw, mean, rstd, gamma, beta, bias, y, M, (int)K, (int)N, y_pairs, y_vec16, bias_pairs);
     return cudaGetLastError();
 }
 

@@ -149,3 +149,16 @@ def test_strided_parameters(device, dtype):
 def test_cuda_f32_fused_large_tiles(M, K, N, offset):
     inputs, dy = make_inputs((M,), K, N, torch.float32, "cuda", offset=offset)
     check_all(inputs, dy, torch.float32, strategy="fused")
+
+
+# Big enough for the Hopper bf16/f16 fused forward (fused_forward_sm90.cu) to walk
+# several 128 x 256 tiles per CTA of its persistent grid, with tails in every
+# dimension: N = 4104 takes the epilogue through shared memory (N % 8 == 0), N = 4100
+# the direct one; (2048, 1024, 2048) has no tails. The backward runs the mma.sync
+# kernels at these sizes too.
+@pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize("M,K,N", [(4000, 1032, 4104), (4000, 1032, 4100), (2048, 1024, 2048)])
+def test_cuda_16bit_fused_many_tiles(M, K, N, dtype):
+    inputs, dy = make_inputs((M,), K, N, dtype, "cuda", offset=3.0)
+    check_all(inputs, dy, dtype, strategy="fused")
