@@ -351,15 +351,18 @@ def measure_memory(fn, p, res):
 
 
 def auto_resolves_to(p):
-    """What strategy="auto" picks for this problem, as the library reports it."""
+    """What strategy="auto" picks for this problem, as the library reports it: one name,
+    or "forward/backward" where the two differ."""
     try:
+        import ctypes
         from lnlinear import _clib
         from lnlinear.ops import _problem
         x = p.xs[0].detach()
-        code = _clib.lib.lnl_resolve_strategy(__import__("ctypes").byref(
-            _problem(x, p.N, EPS, _clib.STRATEGY_AUTO)))
-        return {_clib.STRATEGY_FUSED: "fused", _clib.STRATEGY_UNFUSED: "unfused"}.get(code,
-                                                                                      str(code))
+        prob = ctypes.byref(_problem(x, p.N, EPS, _clib.STRATEGY_AUTO))
+        names = {_clib.STRATEGY_FUSED: "fused", _clib.STRATEGY_UNFUSED: "unfused"}
+        fwd, bwd = (names.get(c, str(c)) for c in (_clib.lib.lnl_resolve_strategy(prob),
+                                                    _clib.lib.lnl_resolve_backward_strategy(prob)))
+        return fwd if fwd == bwd else f"{fwd}/{bwd}"
     except Exception as e:
         return f"unknown ({short_error(e)})"
 

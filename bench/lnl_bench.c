@@ -51,6 +51,13 @@ static const char *strategy_name(lnl_strategy s) {
     static const char *n[] = {"auto", "fused", "unfused", "reference"};
     return (unsigned)s < 4 ? n[s] : "?";
 }
+/* What AUTO ran: one name, or "forward/backward" where the two differ. */
+static const char *resolved_name(lnl_strategy fwd, lnl_strategy bwd) {
+    if (fwd == bwd) return strategy_name(fwd);
+    if (fwd == LNL_STRATEGY_FUSED && bwd == LNL_STRATEGY_UNFUSED) return "fused/unfused";
+    if (fwd == LNL_STRATEGY_UNFUSED && bwd == LNL_STRATEGY_FUSED) return "unfused/fused";
+    return "?";
+}
 static double bound_of(lnl_dtype d) {
     return d == LNL_DTYPE_F64 ? 1e-11 : d == LNL_DTYPE_F32 ? 1e-5 : d == LNL_DTYPE_F16 ? 2e-3 : 1e-2;
 }
@@ -404,12 +411,15 @@ int main(int argc, char **argv) {
                     r.dev = dev, r.dt = dts[t], r.s = s, r.gemm_ms = g1, r.gemm3_ms = g3;
                     r.strategy = strategy_name(ps.strategy);
                     const lnl_strategy rs = lnl_resolve_strategy(&ps);
-                    r.resolved = strategy_name(rs);
+                    const lnl_strategy rbs = lnl_resolve_backward_strategy(&ps);
+                    r.resolved = resolved_name(rs, rbs);
                     run x;
                     /* UNFUSED keeps ln_out for its backward, as PyTorch eager does;
-                     * FUSED and REFERENCE recompute it from x, mean and rstd. */
+                     * FUSED and REFERENCE recompute it from x, mean and rstd. AUTO keeps
+                     * it only where it resolves to UNFUSED both ways: a FUSED forward
+                     * asked for ln_out would have to write it, as UNFUSED does. */
                     run_setup(&x, &ps, &h, crow);
-                    x.keep_ln_out = rs == LNL_STRATEGY_UNFUSED;
+                    x.keep_ln_out = rs == LNL_STRATEGY_UNFUSED && rbs == LNL_STRATEGY_UNFUSED;
                     check_against(&x, refv, r.err);
                     run_free(&x);
                     r.bound = bound_of(dts[t]);
@@ -419,7 +429,7 @@ int main(int argc, char **argv) {
                         if (!(r.err[c] <= r.bound)) r.ok = 0;
                     }
                     run_setup(&x, &ps, &h, h.M);
-                    x.keep_ln_out = rs == LNL_STRATEGY_UNFUSED;
+                    x.keep_ln_out = rs == LNL_STRATEGY_UNFUSED && rbs == LNL_STRATEGY_UNFUSED;
                     r.saved_bytes = lnl_saved_bytes(&ps, x.keep_ln_out);
                     const double budget = dev == LNL_DEVICE_CPU ? 1500 : 150; /* ms per median */
                     r.fwd_ms = bench_median_ms(dev, forward, &x, budget);

@@ -75,7 +75,10 @@ typedef enum { LNL_DEVICE_CPU = 0, LNL_DEVICE_CUDA = 1 } lnl_device;
  *             (while packing its operand panels) and never written whole.
  *  UNFUSED:   LayerNorm writes its whole M x K output, then a separate GEMM reads it.
  *  REFERENCE: plain loops accumulating in float64 (CPU, F32/F64): the test oracle.
- *  AUTO:      the faster of FUSED and UNFUSED for the problem. */
+ *  AUTO:      the faster of FUSED and UNFUSED for the problem, chosen for the forward
+ *             and the backward separately (lnl_resolve_strategy and
+ *             lnl_resolve_backward_strategy say which): the backward of either needs
+ *             only x, mean and rstd from the forward, or ln_out when it was kept. */
 typedef enum {
     LNL_STRATEGY_AUTO = 0,
     LNL_STRATEGY_FUSED = 1,
@@ -145,9 +148,11 @@ LNL_API void lnl_version(int *major, int *minor, int *patch);
  * recompute, plus the M x K ln_out when keep_ln_out is non-zero. For reports. */
 LNL_API size_t lnl_saved_bytes(const lnl_problem *p, int keep_ln_out);
 
-/* The strategy AUTO resolves to for p (FUSED or UNFUSED); REFERENCE/FUSED/UNFUSED
- * are returned as they are. Lets benchmarks and tests report what ran. */
+/* The strategy AUTO resolves to for p's forward (FUSED or UNFUSED), and for its
+ * backward; REFERENCE/FUSED/UNFUSED are returned as they are. Lets benchmarks and
+ * tests report what ran. */
 LNL_API lnl_strategy lnl_resolve_strategy(const lnl_problem *p);
+LNL_API lnl_strategy lnl_resolve_backward_strategy(const lnl_problem *p);
 
 /* Size in bytes of one element of dtype (0 for an unknown value). */
 LNL_API size_t lnl_dtype_size(lnl_dtype dtype);

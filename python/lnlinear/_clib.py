@@ -109,6 +109,7 @@ def _load():
         "lnl_version": (None, [ctypes.POINTER(ctypes.c_int)] * 3),
         "lnl_saved_bytes": (sz, [P, ctypes.c_int]),
         "lnl_resolve_strategy": (st, [P]),
+        "lnl_resolve_backward_strategy": (st, [P]),
         "lnl_dtype_size": (sz, [st]),
     }
     for name, (res, args) in sigs.items():

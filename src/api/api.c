@@ -27,13 +27,14 @@ int lnl_resolve_threads(const lnl_problem *p) {
     return default_threads;
 }
 
-/* p with AUTO resolved and the thread count fixed: what backends see. */
-static lnl_problem resolved(const lnl_problem *p) {
+/* p with AUTO resolved for the forward (backward = 0) or the backward, and the thread
+ * count fixed: what backends see. */
+static lnl_problem resolved(const lnl_problem *p, int backward) {
     lnl_problem r = *p;
     r.threads = p->device == LNL_DEVICE_CPU ? lnl_resolve_threads(p) : 1;
     if (r.strategy == LNL_STRATEGY_AUTO)
         r.strategy = p->device == LNL_DEVICE_CPU ? lnl_cpu_auto_strategy(&r)
-                                                 : lnl_cuda_auto_strategy(&r);
+                                                 : lnl_cuda_auto_strategy(&r, backward);
     return r;
 }
 
@@ -42,7 +43,13 @@ lnl_status lnl_check(const lnl_problem *p) { return lnl_validate_and_check("lnl_
 lnl_strategy lnl_resolve_strategy(const lnl_problem *p) {
     if (lnl_validate_problem("lnl_resolve_strategy", p) != LNL_STATUS_SUCCESS)
         return LNL_STRATEGY_AUTO;
-    return resolved(p).strategy;
+    return resolved(p, 0).strategy;
+}
+
+lnl_strategy lnl_resolve_backward_strategy(const lnl_problem *p) {
+    if (lnl_validate_problem("lnl_resolve_backward_strategy", p) != LNL_STATUS_SUCCESS)
+        return LNL_STRATEGY_AUTO;
+    return resolved(p, 1).strategy;
 }
 
 size_t lnl_saved_bytes(const lnl_problem *p, int keep_ln_out) {
@@ -54,14 +61,14 @@ size_t lnl_saved_bytes(const lnl_problem *p, int keep_ln_out) {
 
 size_t lnl_forward_workspace_size(const lnl_problem *p) {
     if (lnl_validate_and_check("lnl_forward_workspace_size", p) != LNL_STATUS_SUCCESS) return 0;
-    lnl_problem r = resolved(p);
+    lnl_problem r = resolved(p, 0);
     return r.device == LNL_DEVICE_CPU ? lnl_cpu_forward_workspace_size(&r)
                                       : lnl_cuda_forward_workspace_size(&r);
 }
 
 size_t lnl_backward_workspace_size(const lnl_problem *p) {
     if (lnl_validate_and_check("lnl_backward_workspace_size", p) != LNL_STATUS_SUCCESS) return 0;
-    lnl_problem r = resolved(p);
+    lnl_problem r = resolved(p, 1);
     return r.device == LNL_DEVICE_CPU ? lnl_cpu_backward_workspace_size(&r)
                                       : lnl_cuda_backward_workspace_size(&r);
 }
@@ -115,7 +122,7 @@ lnl_status lnl_forward(const lnl_problem *p, const void *x, const void *ln_weigh
     if (p->rows > 0) {
         if ((s = require(fn, x, "x")) || (s = require(fn, y, "y"))) return s;
     }
-    lnl_fwd_args a = {resolved(p), x, ln_weight, ln_bias, linear_weight, linear_bias,
+    lnl_fwd_args a = {resolved(p, 0), x, ln_weight, ln_bias, linear_weight, linear_bias,
                       y, mean, rstd, ln_out, workspace, workspace_bytes};
     size_t need = a.p.device == LNL_DEVICE_CPU ? lnl_cpu_forward_workspace_size(&a.p)
                                                : lnl_cuda_forward_workspace_size(&a.p);
@@ -159,7 +166,7 @@ lnl_status lnl_backward(const lnl_problem *p, const void *dy, const void *x, con
                              "%s: dln_bias requested but ln_bias is NULL (absent parameter)", fn);
     /* dlinear_bias needs no check: the backward does not take linear_bias, and
      * the bias gradient (the column sums of dy) does not depend on it. */
-    lnl_bwd_args a = {resolved(p), dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out,
+    lnl_bwd_args a = {resolved(p, 1), dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out,
                       dx, dln_weight, dln_bias, dlinear_weight, dlinear_bias, workspace,
                       workspace_bytes};
     size_t need = a.p.device == LNL_DEVICE_CPU ? lnl_cpu_backward_workspace_size(&a.p)

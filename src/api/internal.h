@@ -56,7 +56,9 @@ void lnl_reference_backward(const lnl_bwd_args *a, void *workspace);
 
 /* ---- CUDA backend (src/cuda; stubs answering UNSUPPORTED in CPU-only builds) ---- */
 lnl_status lnl_cuda_check(const lnl_problem *p);
-lnl_strategy lnl_cuda_auto_strategy(const lnl_problem *p);
+/* AUTO's choice for p on CUDA, for the forward (backward = 0) or the backward: the two
+ * may differ, since the backward needs only x, mean and rstd from the forward. */
+lnl_strategy lnl_cuda_auto_strategy(const lnl_problem *p, int backward);
 size_t lnl_cuda_forward_workspace_size(const lnl_problem *p);
 size_t lnl_cuda_backward_workspace_size(const lnl_problem *p);
 lnl_status lnl_cuda_forward(const lnl_fwd_args *a);

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "cuda_common.cuh"
+#include "fused_sm90.cuh"
 
 namespace lnl {
 
@@ -331,20 +332,37 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
     return LNL_STATUS_SUCCESS;
 }
 
-/* AUTO: FUSED only for tiny, launch-bound problems (M*K*N <= 2^24), UNFUSED otherwise.
- * Evidence (H200, 2026-11-30, bench/cuda/time_cuda.py, docs/results/cuda/2026-11-30-call3):
- * at 16,8,16 FUSED was faster (bf16 fwd 0.0211 vs 0.0220 ms, fwd+bwd 0.0568 vs 0.0627;
- * f32 fwd 0.0187 vs 0.0215, fwd+bwd 0.0646 vs 0.0716); at every larger shape measured
- * (4096,768,768 up to 8192,4096,12288) UNFUSED was 1.8x-6x faster in bf16 and 2x-3x in
- * f32 with the mma.sync fused GEMM. The Hopper wgmma forward (fused_forward_sm90.cu)
- * narrowed the bf16 forward gap but did not close it (lnl-bench, same session: FUSED
- * vs UNFUSED forward 0.63 vs 0.39 ms at 8192,4096,4096; 0.070 vs 0.049 at
- * 8192,1024,1024; 0.25 vs 0.25 at 32768,4096,256), and the fused backward is still
- * the mma.sync one. The threshold between 2^11 and 2.4e9 MACs was not measured; 2^24
- * is a guess inside it. */
-lnl_strategy lnl_cuda_auto_strategy(const lnl_problem *p) {
+/* AUTO: FUSED for tiny, launch-bound problems (M*K*N <= 2^24), forward and backward;
+ * otherwise UNFUSED, except the forward of bf16/f16 problems on Hopper with N <= 256
+ * and enough rows for the wgmma kernel's tiles to fill every SM (M > 128 * SMs).
+ * Evidence (H200):
+ *  - 2026-11-30 (bench/cuda/time_cuda.py, docs/results/cuda/2026-11-30-call3): at
+ *    16,8,16 FUSED was faster (bf16 fwd 0.0211 vs 0.0220 ms, fwd+bwd 0.0568 vs 0.0627;
+ *    f32 fwd 0.0187 vs 0.0215, fwd+bwd 0.0646 vs 0.0716); at every larger shape
+ *    measured (4096,768,768 up to 8192,4096,12288) UNFUSED was 1.8x-6x faster in bf16
+ *    and 2x-3x in f32 with the mma.sync fused kernels. The fused backward is still
+ *    the mma.sync one, so the backward stays UNFUSED beyond tiny problems.
+ *  - 2026-12-01 (lnl-bench, docs/results/cuda/2026-12-01-sm90-forward): the Hopper
+ *    wgmma forward (fused_forward_sm90.cu) beats UNFUSED where N is small, because
+ *    UNFUSED's LayerNorm pass (x read, ln_out written and read again) costs as much
+ *    as the GEMM itself there, but only once its 128-row tiles fill the 132 SMs.
+ *    bf16 forward, FUSED vs UNFUSED (ms): 32768,4096,256 0.216 vs 0.249 and
+ *    65536,1024,256 0.163 vs 0.175 (256 and 512 tiles); 8192,4096,256 0.092 vs 0.075
+ *    and 4096,768,256 0.030 vs 0.023 (64 and 32 tiles); 16384,2048,128 0.071 vs 0.075
+ *    (128 tiles; left UNFUSED); 32768,4096,512 0.335 vs 0.339 (a tie; left UNFUSED);
+ *    16384,8192,1024 0.588 vs 0.542, 8192,4096,4096 0.52-0.56 vs 0.39. f16 alike.
+ *  The threshold between 2^11 and 2.4e9 MACs for tiny problems was not measured; 2^24
+ *  is a guess inside it. */
+lnl_strategy lnl_cuda_auto_strategy(const lnl_problem *p, int backward) {
     const double macs = (double)p->rows * (double)p->in_features * (double)p->out_features;
-    return macs <= (double)(1 << 24) ? LNL_STRATEGY_FUSED : LNL_STRATEGY_UNFUSED;
+    if (macs <= (double)(1 << 24)) return LNL_STRATEGY_FUSED;
+    if (backward || p->out_features > 256) return LNL_STRATEGY_UNFUSED;
+    device_info d;
+    if (device_query(&d) != LNL_STATUS_SUCCESS) return LNL_STRATEGY_UNFUSED;
+    const bool fills = fused_forward_sm90_tiles(p->rows, p->out_features) > d.sm_count;
+    return fills && fused_forward_sm90_serves(p->dtype, p->rows, p->in_features, p->out_features, d)
+               ? LNL_STRATEGY_FUSED
+               : LNL_STRATEGY_UNFUSED;
 }
 
 size_t lnl_cuda_forward_workspace_size(const lnl_problem *p) { return fwd_carve(p, nullptr).total; }

@@ -432,18 +432,28 @@ cudaError_t launch_typed(int bn, const CUtensorMap &mx, const CUtensorMap &mw, c
  * 0.92 ms; 32768,4096,256 0.26 vs 0.33 ms). 128 only when N fits in it. */
 static int pick_bn(int64_t N) { return N <= 128 ? 128 : 256; }
 
+int64_t fused_forward_sm90_tiles(int64_t M, int64_t N) {
+    const int bn = pick_bn(N);
+    return ((M + BM - 1) / BM) * ((N + bn - 1) / bn);
+}
+
+bool fused_forward_sm90_serves(lnl_dtype dt, int64_t M, int64_t K, int64_t N,
+                               const device_info &d) {
+    return (dt == LNL_DTYPE_BF16 || dt == LNL_DTYPE_F16) && K % 8 == 0 && K <= INT32_MAX &&
+           N <= INT32_MAX && M < ((int64_t)1 << 31) &&
+           d.major == 9 && d.minor == 0; /* sm_90a machine code only */
+}
+
 cudaError_t launch_fused_forward_sm90(lnl_dtype dt, const void *x, const float *mean,
                                       const float *rstd, const void *gamma, const void *beta,
                                       const void *W, const void *bias, void *y, int64_t M,
                                       int64_t K, int64_t N, const device_info &d, cudaStream_t s,
                                       bool *launched) {
     *launched = false;
-    if (dt != LNL_DTYPE_BF16 && dt != LNL_DTYPE_F16) return cudaSuccess;
     /* TMA needs 16-byte aligned bases and row pitches; gamma/beta are read 8 at a time. */
-    if (K % 8 != 0 || !aligned16(x) || !aligned16(W) || !aligned16(gamma) || !aligned16(beta) ||
-        K > INT32_MAX || N > INT32_MAX || M >= ((int64_t)1 << 31))
+    if (!fused_forward_sm90_serves(dt, M, K, N, d) || !aligned16(x) || !aligned16(W) ||
+        !aligned16(gamma) || !aligned16(beta))
         return cudaSuccess;
-    if (d.major != 9 || d.minor != 0) return cudaSuccess; /* sm_90a machine code only */
     encode_fn enc = tensor_map_encoder();
     if (!enc) return cudaSuccess;
     const int bn = pick_bn(N);

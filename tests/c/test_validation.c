@@ -319,6 +319,22 @@ static void misc_rules(void) {
                   lnl_dtype_size((lnl_dtype)9) == 0,
               "lnl_dtype_size");
 
+    /* Strategy resolution: AUTO becomes FUSED or UNFUSED for each direction (the CPU's
+     * AUTO is FUSED both ways), explicit strategies come back as they are, and an
+     * invalid problem answers AUTO. */
+    lnl_problem r = base_p;
+    for (int st = LNL_STRATEGY_AUTO; st <= LNL_STRATEGY_REFERENCE; st++) {
+        r.strategy = (lnl_strategy)st;
+        const lnl_strategy fw = lnl_resolve_strategy(&r), bw = lnl_resolve_backward_strategy(&r);
+        const lnl_strategy want = st == LNL_STRATEGY_AUTO ? LNL_STRATEGY_FUSED : (lnl_strategy)st;
+        tu_expect(fw == want && bw == want, "strategy %d resolves to %d / %d, expected %d", st, fw,
+                  bw, want);
+    }
+    r.in_features = 0;
+    tu_expect(lnl_resolve_strategy(&r) == LNL_STRATEGY_AUTO &&
+                  lnl_resolve_backward_strategy(&r) == LNL_STRATEGY_AUTO,
+              "an invalid problem resolves to something other than AUTO");
+
     /* M == 0 forward: a success that writes nothing */
     lnl_problem p = base_p;
     p.rows = 0;
