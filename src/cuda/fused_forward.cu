@@ -70,6 +70,8 @@ cudaError_t launch_fused_forward_with_stats(lnl_dtype dt, const void *x, float *
     *done = false;
     if (M == 0 || !inline_stats_fit(dt, M, K, N)) return cudaSuccess;
     cudaError_t e = cudaSuccess;
+    /* bf16 and f16 by hand: LNL_DISPATCH would also instantiate the kernel for float,
+     * which inline_stats_fit never admits */
     if (dt == LNL_DTYPE_BF16)
         e = fused_forward_stats_t<__nv_bfloat16>((const __nv_bfloat16 *)x, mean, rstd, eps,
                                                  (const __nv_bfloat16 *)gamma, (const __nv_bfloat16 *)beta,

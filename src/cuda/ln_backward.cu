@@ -424,40 +424,41 @@ __global__ void colsum_partials_kernel(const T *__restrict__ dy, int64_t M, int6
     for (int j = 0; j < cols; j++) part[blockIdx.y * N + n0 + j] = acc[j];
 }
 
-/* Threads per block for n columns of V: up to 256, fewer for narrow outputs. */
-static int colsum_threads(int64_t N, int V) {
-    const int64_t t = (N + V - 1) / V;
-    return (int)std::min<int64_t>(256, std::max<int64_t>(32, (t + 31) / 32 * 32));
-}
-static int colsum_vec(lnl_dtype dt, int64_t N) {
+/* The block shape of the column sums: V elements a thread (16 bytes of dtype) and up to
+ * 256 threads, fewer for narrow outputs. It depends on dtype and N only, so the row
+ * chunks (colsum_grid), the workspace carve and the order of additions are the same
+ * whichever kernel variant runs. */
+struct colsum_shape {
+    int V, threads;
+};
+static colsum_shape colsum_plan(lnl_dtype dt, int64_t N) {
     const int V = 16 / (int)lnl_dtype_size(dt);
-    return N % V == 0 ? V : 1;
+    const int64_t t = (N + V - 1) / V;
+    return {V, (int)std::min<int64_t>(256, std::max<int64_t>(32, (t + 31) / 32 * 32))};
 }
 
-/* G row chunks: enough blocks for about 1024 threads per SM. Depends on the device,
- * dtype, M and N only, never on pointer alignment, so the summation order (and the
- * workspace carve) is the same whichever kernel variant runs. */
+/* G row chunks: enough blocks for about 1024 threads per SM. */
 int64_t colsum_grid(lnl_dtype dt, int64_t M, int64_t N, const device_info &d) {
-    const int V = 16 / (int)lnl_dtype_size(dt), threads = colsum_threads(N, V);
-    const int64_t nbx = (N + (int64_t)threads * V - 1) / ((int64_t)threads * V);
-    const int64_t g = (int64_t)d.sm_count * 1024 / (threads * nbx);
+    const colsum_shape c = colsum_plan(dt, N);
+    const int64_t nbx = (N + (int64_t)c.threads * c.V - 1) / ((int64_t)c.threads * c.V);
+    const int64_t g = (int64_t)d.sm_count * 1024 / (c.threads * nbx);
     return std::max<int64_t>(1, std::min<int64_t>({g, M, 65535}));
 }
 
 cudaError_t launch_colsum_partials(lnl_dtype dt, const void *dy, int64_t M, int64_t N, int64_t G,
                                    float *part, cudaStream_t s) {
-    const int V = colsum_vec(dt, N) > 1 && aligned16(dy) ? colsum_vec(dt, N) : 1;
-    /* the grid's shape follows the vector width of the plan (colsum_grid), so a
-     * misaligned dy runs V = 1 over the same row chunks */
-    const int Vplan = 16 / (int)lnl_dtype_size(dt), threads = colsum_threads(N, Vplan);
-    const unsigned bx = (unsigned)((N + (int64_t)threads * V - 1) / ((int64_t)threads * V));
+    const colsum_shape c = colsum_plan(dt, N);
+    /* 16-byte loads where N and dy allow them; otherwise one element a thread over the
+     * same row chunks */
+    const int V = N % c.V == 0 && aligned16(dy) ? c.V : 1;
+    const unsigned bx = (unsigned)((N + (int64_t)c.threads * V - 1) / ((int64_t)c.threads * V));
     const dim3 grid(bx, (unsigned)G);
     LNL_DISPATCH(dt, T, {
         constexpr int VT = vec_elems<T>();
         if (V > 1)
-            colsum_partials_kernel<T, VT><<<grid, threads, 0, s>>>((const T *)dy, M, N, part);
+            colsum_partials_kernel<T, VT><<<grid, c.threads, 0, s>>>((const T *)dy, M, N, part);
         else
-            colsum_partials_kernel<T, 1><<<grid, threads, 0, s>>>((const T *)dy, M, N, part);
+            colsum_partials_kernel<T, 1><<<grid, c.threads, 0, s>>>((const T *)dy, M, N, part);
     });
     return cudaGetLastError();
 }

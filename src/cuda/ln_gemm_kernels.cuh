@@ -307,6 +307,15 @@ tc_ln_gemm_kernel(const T *__restrict__ aop, const T *__restrict__ bop,
 /* ---------------- SIMT fp32 kernel (f32) ---------------- */
 constexpr int SG_BM = 64, SG_BN = 64, SG_BK = 16, SG_THREADS = 256;
 
+/* One float32 output of the SIMT kernels (this file's and ln_gemm_simt128.cuh's): y plus
+ * the bias in the forward; dW, or this split's partial of it (pz), in the backward. */
+template <int MODE>
+__device__ __forceinline__ void simt_store(float *out, float *pz, const float *bias, int64_t r,
+                                           int64_t c, int64_t out_cols, float v) {
+    if (MODE == MODE_FWD && bias) v += bias[c];
+    (pz ? pz : out)[r * out_cols + c] = v;
+}
+
 /* Same modes and grid as the tensor-core kernel; 64x64 output tile, 4x4 per thread.
  * Both smem tiles are stored reduction-major so each thread reads float4 rows. */
 template <int MODE>
@@ -396,13 +405,7 @@ simt_ln_gemm_kernel(const float *__restrict__ aop, const float *__restrict__ bop
 #pragma unroll
         for (int j = 0; j < 4; j++) {
             const int64_t r = t0 + ty * 4 + i, c = u0 + tx * 4 + j;
-            if (r >= out_rows || c >= out_cols) continue;
-            float v = acc[i][j];
-            if (MODE == MODE_FWD && bias) v += bias[c];
-            if (pz)
-                pz[r * out_cols + c] = v;
-            else
-                out[r * out_cols + c] = v;
+            if (r < out_rows && c < out_cols) simt_store<MODE>(out, pz, bias, r, c, out_cols, acc[i][j]);
         }
 }
 

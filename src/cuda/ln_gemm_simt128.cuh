@@ -193,13 +193,7 @@ simt128_ln_gemm_kernel(const float *__restrict__ aop, const float *__restrict__ 
 #pragma unroll
         for (int j = 0; j < 8; j++) {
             const int64_t c = u0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);
-            if (c >= out_cols) continue;
-            float v = acc[i][j];
-            if (MODE == MODE_FWD && bias) v += bias[c];
-            if (pz)
-                pz[r * out_cols + c] = v;
-            else
-                out[r * out_cols + c] = v;
+            if (c < out_cols) simt_store<MODE>(out, pz, bias, r, c, out_cols, acc[i][j]);
         }
     }
 }
