@@ -5,6 +5,7 @@
 # 2. runs at once, each with its own time limit and log: the CPU ctest suite (on this
 #    host's ISA, AVX-512 where present), the C test table on CUDA (full and --big,
 #    M*K > 2^31), compute-sanitizer memcheck / racecheck / synccheck on the quick table
+#    (racecheck through tests/gpu/racecheck_ours.sh: cuBLAS's own kernels are not judged)
 #    and initcheck on its float32 part, the Python tests on CUDA against build-gpu's library, and
 #    `pip install --no-build-isolation .` followed by an import of the installed package,
 #    tests/gpu/initcheck_probe.cu under initcheck (does initcheck see cuBLASLt's stores?),
@@ -53,10 +54,13 @@ if [ -x "$TABLE" ]; then
     run_step cpu_ctest 240 ctest --test-dir build-gpu --output-on-failure -j 8 &
     run_step table_cuda 240 "$TABLE" --device cuda &
     run_step table_cuda_big 240 "$TABLE" --device cuda --big &
-    for tool in memcheck racecheck synccheck; do
+    for tool in memcheck synccheck; do
         run_step "sanitizer_$tool" 300 compute-sanitizer --tool "$tool" --error-exitcode 99 \
             "$TABLE" --device cuda --quick &
     done
+    # racecheck judges our kernels; hazards it reports inside cuBLAS's are counted apart
+    # (see the script)
+    run_step sanitizer_racecheck 300 tests/gpu/racecheck_ours.sh "$TABLE" --device cuda --quick &
     # initcheck on float32 only: it does not see the stores of cuBLASLt's Hopper kernels
     # (the bf16/f16 GEMMs; float32 runs SIMT kernels it does see), so every bf16/f16
     # backward would be reported for reading the dxhat cuBLASLt wrote. The probe below
