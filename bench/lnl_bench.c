@@ -418,8 +418,9 @@ int main(int argc, char **argv) {
                      * FUSED and REFERENCE recompute it from x, mean and rstd. AUTO keeps
                      * it only where it resolves to UNFUSED both ways: a FUSED forward
                      * asked for ln_out would have to write it, as UNFUSED does. */
+                    const int keep = rs == LNL_STRATEGY_UNFUSED && rbs == LNL_STRATEGY_UNFUSED;
                     run_setup(&x, &ps, &h, crow);
-                    x.keep_ln_out = rs == LNL_STRATEGY_UNFUSED && rbs == LNL_STRATEGY_UNFUSED;
+                    x.keep_ln_out = keep;
                     check_against(&x, refv, r.err);
                     run_free(&x);
                     r.bound = bound_of(dts[t]);
@@ -429,7 +430,7 @@ int main(int argc, char **argv) {
                         if (!(r.err[c] <= r.bound)) r.ok = 0;
                     }
                     run_setup(&x, &ps, &h, h.M);
-                    x.keep_ln_out = rs == LNL_STRATEGY_UNFUSED && rbs == LNL_STRATEGY_UNFUSED;
+                    x.keep_ln_out = keep;
                     r.saved_bytes = lnl_saved_bytes(&ps, x.keep_ln_out);
                     const double budget = dev == LNL_DEVICE_CPU ? 1500 : 150; /* ms per median */
                     r.fwd_ms = bench_median_ms(dev, forward, &x, budget);
