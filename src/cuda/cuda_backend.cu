@@ -58,6 +58,9 @@ lnl_status device_query(device_info *d) {
 struct fwd_layout {
     float *mean, *rstd, *shift;
     void *act, *lt;
+    void *wfold; /* FUSED bf16/f16: the Hopper epilogue form's W', {c, d}, flag */
+    float *cd;
+    int *off_centre;
     size_t total;
 };
 static fwd_layout fwd_carve(const lnl_problem *p, void *base) {
@@ -70,6 +73,11 @@ static fwd_layout fwd_carve(const lnl_problem *p, void *base) {
     l.act = p->strategy == LNL_STRATEGY_UNFUSED ? c.take((size_t)M * K * lnl_dtype_size(p->dtype))
                                                 : nullptr;
     l.lt = c.take(LT_WORKSPACE);
+    const bool fold = p->strategy == LNL_STRATEGY_FUSED && lnl_dtype_size(p->dtype) == 2;
+    const int64_t N = p->out_features;
+    l.wfold = fold ? c.take((size_t)N * K * 2) : nullptr;
+    l.cd = fold ? (float *)c.take((size_t)(N + 7) / 8 * 8 * 2 * 4) : nullptr;
+    l.off_centre = fold ? (int *)c.take(4) : nullptr;
     l.total = c.used;
     return l;
 }
@@ -178,12 +186,23 @@ static lnl_status forward(const lnl_fwd_args *a) {
                                                a->linear_weight, a->linear_bias, a->y, M, K, N, s, &done));
         if (done) return LNL_STATUS_SUCCESS;
         float *shift = p->dtype == LNL_DTYPE_F32 ? l.shift : nullptr;
+        /* On Hopper, the epilogue form: fold gamma into W first (that also clears the
+         * off-centre flag, which the statistics pass then sets where needed). */
+        const bool fold = LNL_SM90_FOLD && l.wfold &&
+                          fused_forward_sm90_runs(p->dtype, M, K, N, a->x, a->linear_weight,
+                                                  a->ln_weight, a->ln_bias, d);
+        if (fold)
+            CU_TRY("weight folding",
+                   launch_fold_weight(p->dtype, a->linear_weight, a->ln_weight, a->ln_bias,
+                                      a->linear_bias, l.wfold, l.cd, l.off_centre, N, K, s));
         CU_TRY("layernorm statistics",
                launch_ln_forward(p->dtype, a->x, nullptr, nullptr, nullptr, mean, rstd, shift, M, K,
-                                 eps, d, s));
+                                 eps, d, s, fold ? l.off_centre : nullptr));
+        const sm90_fold fw{l.wfold, l.cd, l.off_centre};
         CU_TRY("fused forward GEMM",
                launch_fused_forward_gemm(p->dtype, a->x, mean, rstd, shift, a->ln_weight, a->ln_bias,
-                                         a->linear_weight, a->linear_bias, a->y, M, K, N, d, s));
+                                         a->linear_weight, a->linear_bias, fold ? &fw : nullptr,
+                                         a->y, M, K, N, d, s));
         return LNL_STATUS_SUCCESS;
     }
     void *ln_out = a->ln_out ? a->ln_out : l.act;

@@ -123,9 +123,14 @@ int dw_splits(lnl_dtype dt, int64_t M, int64_t N, int64_t K, const device_info &
  * x - mean as (x - x[row][0]) - shift keep float32 precision on rows whose mean is
  * far larger than their spread (float32 storage of such a mean alone is off by
  * up to half an ulp of the mean). Used for F32, where that error would show. */
+/* off_centre (optional, set beforehand to 0) becomes 1 when some row's |mean| * rstd
+ * exceeds FOLD_MAX_MEAN_RSTD (or is NaN): the Hopper forward then keeps LN(x) out of
+ * its epilogue (see fused_forward_sm90.cu). */
+constexpr float FOLD_MAX_MEAN_RSTD = 64.f;
 cudaError_t launch_ln_forward(lnl_dtype dt, const void *x, const void *gamma, const void *beta,
                               void *out, float *mean, float *rstd, float *shift, int64_t M,
-                              int64_t K, float eps, const device_info &d, cudaStream_t s);
+                              int64_t K, float eps, const device_info &d, cudaStream_t s,
+                              int *off_centre = nullptr);
 /* y[m, n] += bias[n] (when cuBLASLt cannot fuse the bias, e.g. a misaligned one). */
 cudaError_t launch_add_bias(lnl_dtype dt, void *y, const void *bias, int64_t M, int64_t N,
                             cudaStream_t s);
@@ -149,11 +154,14 @@ cudaError_t launch_reduce_partials(lnl_dtype dt, const reduce_job *jobs, int n, 
 /* part[g*N + n] = sum over row chunk g of dy[m, n]. */
 cudaError_t launch_colsum_partials(lnl_dtype dt, const void *dy, int64_t M, int64_t N, int64_t G,
                                    float *part, cudaStream_t s);
-/* y = LN(x) @ W^T + b with LN applied while loading x (mean/rstd precomputed). */
+/* y = LN(x) @ W^T + b with LN applied while loading x (mean/rstd precomputed); on
+ * Hopper in the epilogue form when fold is given (fused_sm90.cuh). */
+struct sm90_fold;
 cudaError_t launch_fused_forward_gemm(lnl_dtype dt, const void *x, const float *mean,
                                       const float *rstd, const float *shift, const void *gamma, const void *beta,
-                                      const void *W, const void *bias, void *y, int64_t M,
-                                      int64_t K, int64_t N, const device_info &d, cudaStream_t s);
+                                      const void *W, const void *bias, const sm90_fold *fold,
+                                      void *y, int64_t M, int64_t K, int64_t N,
+                                      const device_info &d, cudaStream_t s);
 /* The same in one launch, mean/rstd computed in the kernel and written out, for tiny
  * bf16/f16 problems; *done false (nothing launched) when the problem is not one. */
 cudaError_t launch_fused_forward_with_stats(lnl_dtype dt, const void *x, float *mean, float *rstd,

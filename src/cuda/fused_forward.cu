@@ -88,13 +88,14 @@ cudaError_t launch_fused_forward_with_stats(lnl_dtype dt, const void *x, float *
 cudaError_t launch_fused_forward_gemm(lnl_dtype dt, const void *x, const float *mean,
                                       const float *rstd, const float *shift, const void *gamma,
                                       const void *beta,
-                                      const void *W, const void *bias, void *y, int64_t M,
-                                      int64_t K, int64_t N, const device_info &d,
-                                      cudaStream_t s) {
+                                      const void *W, const void *bias, const sm90_fold *fold,
+                                      void *y, int64_t M, int64_t K, int64_t N,
+                                      const device_info &d, cudaStream_t s) {
     if (M == 0) return cudaSuccess;
     bool done = false;
-    cudaError_t e = launch_fused_forward_sm90(dt, x, mean, rstd, gamma, beta, W, bias, y, M, K, N,
-                                              d, s, &done);
+    const sm90_fold none{nullptr, nullptr, nullptr};
+    cudaError_t e = launch_fused_forward_sm90(dt, x, mean, rstd, gamma, beta, W, bias,
+                                              fold ? *fold : none, y, M, K, N, d, s, &done);
     if (e != cudaSuccess || done) return e;
     LNL_DISPATCH(dt, T,
                  e = fused_forward_t<T>((const T *)x, mean, rstd, shift, (const T *)gamma,

@@ -2,25 +2,40 @@
  *
  * A persistent grid (one CTA per SM) walks BM x BN tiles of y (BM = 128; BN = 128 or
  * 256) with three warpgroups and a ring of shared-memory stages, each holding a
- * 64-wide K slice of x (BM rows) and of W (BN rows), written by TMA with the 128-byte
- * swizzle:
+ * 64-wide K slice of x (BM rows) and of the weight (BN rows), written by TMA with the
+ * 128-byte swizzle:
  *  - warpgroup 0: the producer; one thread issues the TMA loads of each stage, which
  *    complete on the stage's "full" mbarrier;
- *  - warpgroups 1 and 2: the consumers, 64 rows each. Each turns its half of the
- *    next stage's x slice into LN(x) in place (float32 arithmetic, rounded to T)
- *    while its wgmma on the current stage runs, then issues wgmma on it with both
- *    operands in shared memory. A stage is released on its "empty" mbarrier once
- *    both consumers' wgmma groups on it are done.
- * LN(x) never leaves shared memory. mean/rstd come from the statistics pre-pass
- * (launch_ln_forward); the epilogue adds the bias and stores y through a per-warp
- * staging area in shared memory, 16 contiguous bytes per thread.
+ *  - warpgroups 1 and 2: the consumers, 64 rows each, issuing wgmma with both
+ *    operands in shared memory. A stage is released on its "empty" mbarrier once both
+ *    consumers' wgmma groups on it are done.
+ * LN(x) never reaches global memory. mean/rstd come from the statistics pre-pass
+ * (launch_ln_forward); y goes out through a per-warp staging area in shared memory,
+ * 16 contiguous bytes per thread. Two forms of the same kernel:
+ *  - the epilogue form (FOLD; the usual one): LN(x) W^T + b = rstd * (x W'^T - mean * c)
+ *    + d with W' = T(W * gamma), c = W' 1 and d = W beta + b (fold_weight.cu). The main
+ *    loop is a plain GEMM of the raw x with W'; the epilogue applies the row's mean and
+ *    rstd and the column's c and d. Its cost: folding the weight (an N x K pass) and a
+ *    cancellation: x W'^T carries mean * c, which the epilogue subtracts. In float32
+ *    that loses ~|mean| * rstd times the accumulation's rounding (tensor-core
+ *    accumulation measured with bench/epilogue_form_numerics.py --device cuda: y's
+ *    bf16 error 2.4e-3 at |mean| * rstd = 500, K = 4096, against 2.1e-3 for the transform
+ *    form), so it serves only calls whose rows all have |mean| * rstd <= 64;
+ *  - the transform form: each consumer turns its half of the next stage's x slice into
+ *    LN(x) in place (float32 arithmetic, rounded to T) while its wgmma on the current
+ *    stage runs; the epilogue adds the bias. Exact for any row mean, but the
+ *    normalization is paid once per (m-tile, n-tile, K slice), N / BN times a LayerNorm
+ *    pass, and shares shared-memory bandwidth with wgmma: ~30% of the kernel at
+ *    8192,4096,4096.
+ * The statistics pass flags off-centre rows; both kernels are launched and the one
+ * that does not fit the flag returns at once (~2 us).
  *
- * Where it stands (H200, bf16, forward with the pre-pass, same-run A/B of 2026-12-01):
- * 0.52-0.56 ms at 8192,4096,4096 (1.55-1.67x the cuBLAS GEMM alone; 0.61 before the
- * prefetches and the staged epilogue), 0.107 ms at 8192,768,3072 (0.142), 0.214 ms at
- * 32768,4096,256 (0.238). Timing-only variants of the earlier version (wrong results)
- * placed the rest: without the transform 0.435 ms at 8192,4096,4096, and the GEMM
- * skeleton with neither transform nor epilogue 0.37-0.40 ms, 1.16-1.2x cuBLAS.
+ * Where it stands (H200, bf16, forward with the pre-passes, lnl-bench 2026-12-01,
+ * docs/results/cuda/2026-12-01-fold): epilogue form 0.42-0.43 ms at 8192,4096,4096
+ * (1.31-1.37x the cuBLAS GEMM alone; transform form 0.54-0.56), 0.094 ms at
+ * 8192,768,3072 (0.106), 0.193 ms at 32768,4096,256 (0.214), 0.465 ms at 16384,8192,1024
+ * (0.622). ncu at 8192,768,3072: GEMM kernel 72 us against cuBLAS's 63, weight folding
+ * 6 us, statistics 10 us, the idle launch 2 us.
  * Variants measured and dropped (docs/results/cuda/2026-11-30-sm90-variants.md): LN(x)
  * formed in registers and fed to wgmma as the A operand (245 TFLOP/s when each
  * consumer waited for its group before the next slice; 1.02 ms when pipelined step
@@ -28,10 +43,10 @@
  * three dedicated transformer warps (364 TFLOP/s, their latency exposed); 128-wide
  * tiles; one CTA per tile.
  *
- * Tails: TMA fills rows and columns outside x and W with zeros. Padded K columns of
- * W are zero, so whatever LN makes of the padded x columns contributes exactly 0
- * (gamma and beta are taken as 0 there, so nothing is read past K); rows past M and
- * columns past N are computed but never stored. */
+ * Tails: TMA fills rows and columns outside x and W (or W') with zeros. Padded K
+ * columns of the weight are zero, so whatever LN makes of the padded x columns
+ * contributes exactly 0 (gamma and beta are taken as 0 there, so nothing is read past
+ * K); rows past M and columns past N are computed but never stored. */
 #include "cuda_common.cuh"
 #include "fused_sm90.cuh"
 #include "sm90_primitives.cuh"
@@ -154,16 +169,17 @@ __device__ __forceinline__ void tile_at(int64_t b, int64_t tiles_m, int64_t tile
     *n0 = (int)((b % per_group) / rows * bn);
 }
 
-#endif
-
-template <typename T, int BN>
-__global__ void __launch_bounds__(THREADS, 1)
-ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
-                 const float *__restrict__ mean, const float *__restrict__ rstd,
-                 const T *__restrict__ gamma, const T *__restrict__ beta,
-                 const T *__restrict__ bias, T *__restrict__ y, int64_t M, int K, int N,
-                 bool y_pairs, bool y_vec16, bool bias_pairs) {
-#if LNL_SM90A
+/* The kernel's body in either form: FOLD, the epilogue form (B is the folded W', the
+ * main loop a plain GEMM of raw x, LN applied per output element in the epilogue), or
+ * the transform form (B is W, each x slice normalized in shared memory before wgmma). */
+template <typename T, int BN, bool FOLD>
+__device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtensorMap *map_b,
+                                         const float *__restrict__ mean,
+                                         const float *__restrict__ rstd,
+                                         const T *__restrict__ gamma, const T *__restrict__ beta,
+                                         const T *__restrict__ bias, const float *__restrict__ cd,
+                                         T *__restrict__ y, int64_t M, int K, int N, bool y_pairs,
+                                         bool y_vec16, bool bias_pairs) {
     using C = tile_cfg<BN>;
     constexpr int S = C::STAGES;
     extern __shared__ unsigned char smem_raw[];
@@ -191,8 +207,8 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
     if (wg == 0) { /* ---- producer ---- */
         regs_dealloc<40>();
         if (threadIdx.x == 0) {
-            tma_prefetch_map(&map_x);
-            tma_prefetch_map(&map_w);
+            tma_prefetch_map(map_x);
+            tma_prefetch_map(map_b);
             uint32_t it = 0;
             for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
                 int64_t m0;
@@ -202,8 +218,8 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
                     const int s = it % S;
                     mbar_wait(&empty[s], ((it / S) & 1) ^ 1);
                     mbar_arrive_expect_tx(&full[s], C::STAGE_BYTES);
-                    tma_load_2d(sA + s * C::A_BYTES, &map_x, kt * BK, (int32_t)m0, &full[s]);
-                    tma_load_2d(sB + s * C::B_BYTES, &map_w, kt * BK, n0, &full[s]);
+                    tma_load_2d(sA + s * C::A_BYTES, map_x, kt * BK, (int32_t)m0, &full[s]);
+                    tma_load_2d(sB + s * C::B_BYTES, map_b, kt * BK, n0, &full[s]);
                 }
             }
         }
@@ -233,8 +249,10 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
         }
     };
     uint4 g_next, b_next;
-    if (blockIdx.x < tiles) load_stats(blockIdx.x);
-    affine_words<T>(gamma, beta, 8 * tc, K, &g_next, &b_next);
+    if constexpr (!FOLD) {
+        if (blockIdx.x < tiles) load_stats(blockIdx.x);
+        affine_words<T>(gamma, beta, 8 * tc, K, &g_next, &b_next);
+    }
     /* this warp's staging area for the epilogue: 16 rows of 256 bytes */
     unsigned char *stage_out = sOut + (cw * 4 + warp) * 16 * 256;
 
@@ -267,9 +285,16 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
             fence_proxy_async(); /* the wgmma (async proxy) reads what these stores wrote */
             named_bar_sync(1 + cw, 128);
         };
-        transform(0);
+        if constexpr (FOLD) { /* the epilogue's {c, d} lines into L1 (BN * 8 bytes) */
+            const int64_t first = 2 * (int64_t)n0, end = 2 * (((int64_t)N + 7) / 8 * 8);
+            if (lane < BN / 16 && first + 32 * lane < end)
+                asm volatile("prefetch.global.L1 [%0];" ::"l"(cd + first + 32 * lane));
+        } else {
+            transform(0);
+        }
         for (int kt = 0; kt < KT; kt++) {
             const int s = (it0 + kt) % S;
+            if constexpr (FOLD) mbar_wait(&full[s], ((it0 + kt) / S) & 1);
             const uint64_t adesc = desc_kmajor_sw128(sA + s * C::A_BYTES + cw * 64 * 128);
             const uint64_t bdesc = desc_kmajor_sw128(sB + s * C::B_BYTES);
             wgmma_fence();
@@ -283,13 +308,55 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
              * at 8192,4096,4096 and 0.259 vs 0.238 ms at 32768,4096,256 (H200). */
             wgmma_wait<1>();
             if (kt > 0 && lane == 0) mbar_arrive(&empty[(it0 + kt - 1) % S]);
-            if (kt + 1 < KT) transform(kt + 1); /* overlaps the group just issued */
+            if constexpr (!FOLD)
+                if (kt + 1 < KT) transform(kt + 1); /* overlaps the group just issued */
         }
-        /* while the last group runs: the next tile's statistics and this tile's bias */
-        if (tile + gridDim.x < tiles) load_stats(tile + gridDim.x);
+        const int64_t wrow = m0 + cw * 64 + warp * 16; /* the warp's first row */
+        /* While the last group runs: the transform form loads the next tile's
+         * statistics and this tile's bias; the epilogue form the statistics of this
+         * thread's two rows (g, g + 8 of its warp's 16) and the first 128 columns' {c, d}. */
         uint32_t bias_w[BN / 8]; /* columns n0 + 8j + 2q, + 1 */
+        float emu[2], ers[2];
+        /* {c, d} of columns n0 + 64 * quarter + 8jj + 2q, + 1: a quarter of the tile's
+         * columns at a time, so that they take no more registers than bias_w (a whole
+         * half would spill at ptxas's 168-register cap); read from L1, where each
+         * tile's lines were prefetched as its main loop began */
+        float4 cdv[8];
+        auto cd_at = [&](int col) { /* cd is padded with zeros to a multiple of 8 columns */
+            return col < N ? __ldg((const float4 *)(cd + 2 * col)) : make_float4(0.f, 0.f, 0.f, 0.f);
+        };
+        auto load_cd = [&](int quarter) {
 #pragma unroll
-        for (int j = 0; j < BN / 8; j++) bias_w[j] = bias_word<T>(bias, n0 + 8 * j + 2 * q, N, bias_pairs);
+            for (int jj = 0; jj < 8; jj++) cdv[jj] = cd_at(n0 + quarter * 64 + 8 * jj + 2 * q);
+        };
+        if constexpr (FOLD) {
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int64_t r = wrow + g + 8 * h;
+                emu[h] = r < M ? mean[r] : 0.f;
+                ers[h] = r < M ? rstd[r] : 0.f;
+            }
+            if (y_vec16) load_cd(0);
+        } else {
+            if (tile + gridDim.x < tiles) load_stats(tile + gridDim.x);
+#pragma unroll
+            for (int j = 0; j < BN / 8; j++)
+                bias_w[j] = bias_word<T>(bias, n0 + 8 * j + 2 * q, N, bias_pairs);
+        }
+        /* y's two values at accumulators 4j + 2h + {0, 1} (row g + 8h, columns 8j + 2q
+         * + {0, 1}); cdj holds those columns' {c, d} in the epilogue form. There
+         * rstd * (acc - mean * c) + d, with the subtraction inside one FMA: acc carries
+         * the row mean times c, which cancels to the size of the row's spread. */
+        auto out2 = [&](int j, int h, float4 cdj) {
+            const float a0 = acc[4 * j + 2 * h], a1 = acc[4 * j + 2 * h + 1];
+            if constexpr (FOLD) {
+                return make_float2(fmaf(ers[h], fmaf(-emu[h], cdj.x, a0), cdj.y),
+                                   fmaf(ers[h], fmaf(-emu[h], cdj.z, a1), cdj.w));
+            } else {
+                const float2 bv = unpack2<T>(bias_w[j]);
+                return make_float2(a0 + bv.x, a1 + bv.y);
+            }
+        };
         wgmma_wait<0>();
 #pragma unroll
         for (int i = 0; i < BN / 2; i++) fence_regs(acc[i]);
@@ -297,7 +364,6 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
 
         /* ---- epilogue: accumulator 4j + {0,1} is row g, columns 8j + 2q + {0,1};
          * 4j + {2,3} the same columns of row g + 8 (of the warp's 16 rows) ---- */
-        const int64_t wrow = m0 + cw * 64 + warp * 16; /* the warp's first row */
         if (y_vec16) {
             /* Through shared memory, 128 columns at a time, so that each thread stores
              * 16 contiguous bytes and a warp whole 256-byte row pieces; stored straight
@@ -310,12 +376,14 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
 #pragma unroll
                 for (int jj = 0; jj < 16; jj++) {
                     const int j = half * 16 + jj;
-                    const float2 bv = unpack2<T>(bias_w[j]);
+                    if constexpr (FOLD)
+                        if (jj % 8 == 0 && j > 0) load_cd(j / 8);
 #pragma unroll
                     for (int h = 0; h < 2; h++) {
                         const int r = g + 8 * h;
+                        const float2 v = out2(j, h, cdv[jj % 8]);
                         *(uint32_t *)(stage_out + r * 256 + ((jj ^ (r & 7)) << 4) + 4 * q) =
-                            pack2<T>(acc[4 * j + 2 * h] + bv.x, acc[4 * j + 2 * h + 1] + bv.y);
+                            pack2<T>(v.x, v.y);
                     }
                 }
                 __syncwarp();
@@ -335,12 +403,13 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
                 const int col = n0 + 8 * j + 2 * q;
                 if (col >= N) continue;
                 const bool two = col + 1 < N;
-                const float2 bv = unpack2<T>(bias_w[j]);
+                const float4 cdj = FOLD ? cd_at(col) : make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
                     const int64_t row = wrow + g + 8 * h;
                     if (row >= M) continue;
-                    const float v0 = acc[4 * j + 2 * h] + bv.x, v1 = acc[4 * j + 2 * h + 1] + bv.y;
+                    const float2 v = out2(j, h, cdj);
+                    const float v0 = v.x, v1 = v.y;
                     T *dst = y + row * N + col;
                     if (two && y_pairs) {
                         *(uint32_t *)dst = pack2<T>(v0, v1);
@@ -352,6 +421,27 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
             }
         }
     }
+}
+#endif
+
+/* One kernel per form. With a folded weight (cd != nullptr) both are launched, the
+ * epilogue form first, and each returns at once unless it is the one for the data:
+ * the statistics pass set *off_centre when some row's |mean| * rstd exceeds
+ * FOLD_MAX_MEAN_RSTD, where the epilogue form's cancellation would cost accuracy.
+ * (One kernel branching between the two bodies spilled ~300 bytes a thread at BN = 256;
+ * each body alone fits ptxas's 168 registers.) */
+template <typename T, int BN, bool FOLD>
+__global__ void __launch_bounds__(THREADS, 1)
+ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_b,
+                 const float *__restrict__ mean, const float *__restrict__ rstd,
+                 const T *__restrict__ gamma, const T *__restrict__ beta,
+                 const T *__restrict__ bias, const float *__restrict__ cd,
+                 const int *__restrict__ off_centre, T *__restrict__ y, int64_t M, int K, int N,
+                 bool y_pairs, bool y_vec16, bool bias_pairs) {
+#if LNL_SM90A
+    if (cd && FOLD != (*off_centre == 0)) return;
+    fwd_body<T, BN, FOLD>(&map_x, &map_b, mean, rstd, gamma, beta, bias, cd, y, M, K, N, y_pairs,
+                          y_vec16, bias_pairs);
 #endif
 }
 
@@ -392,37 +482,53 @@ bool make_map(encode_fn enc, CUtensorMap *map, lnl_dtype dt, const void *base, i
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+/* The maps and pointers one launch needs; wf/cd/off_centre: the epilogue form's
+ * (cd == nullptr: the transform form only). */
+struct fwd_operands {
+    CUtensorMap mx, mw, mwf;
+    const float *mean, *rstd, *cd;
+    const int *off_centre;
+    const void *gamma, *beta, *bias;
+    void *y;
+};
+
 template <typename T, int BN>
-cudaError_t launch_t(const CUtensorMap &mx, const CUtensorMap &mw, const float *mean,
-                     const float *rstd, const T *gamma, const T *beta, const T *bias, T *y,
-                     int64_t M, int64_t K, int64_t N, const device_info &d, cudaStream_t s) {
+cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, const device_info &d,
+                     cudaStream_t s) {
     using C = tile_cfg<BN>;
     /* set on every launch: the limit belongs to the current device's context, so a
      * process-wide "done once" would fail on the second GPU it uses */
-    cudaError_t e = cudaFuncSetAttribute(ln_gemm_fwd_sm90<T, BN>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::SMEM);
-    if (e != cudaSuccess) return e;
+    for (auto *k : {ln_gemm_fwd_sm90<T, BN, true>, ln_gemm_fwd_sm90<T, BN, false>}) {
+        const cudaError_t e =
+            cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::SMEM);
+        if (e != cudaSuccess) return e;
+    }
     const int64_t tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
     /* persistent: one CTA per SM walks tiles b, b + grid, ...; the producer loads the
      * next tile's first stages while the consumers store this one (measured the same as
      * one CTA per tile so far; it leaves room for an overlapped epilogue) */
     const int64_t grid = std::min<int64_t>(tiles, d.sm_count);
-    const bool y_pairs = N % 2 == 0 && ((uintptr_t)y & 3) == 0;
-    const bool y_vec16 = N % 8 == 0 && aligned16(y);
-    const bool bias_pairs = ((uintptr_t)bias & 3) == 0;
-    ln_gemm_fwd_sm90<T, BN><<<(unsigned)grid, THREADS, C::SMEM, s>>>(
-        mx, mw, mean, rstd, gamma, beta, bias, y, M, (int)K, (int)N, y_pairs, y_vec16, bias_pairs);
+    const bool y_pairs = N % 2 == 0 && ((uintptr_t)o.y & 3) == 0;
+    const bool y_vec16 = N % 8 == 0 && aligned16(o.y);
+    const bool bias_pairs = ((uintptr_t)o.bias & 3) == 0;
+    const T *g = (const T *)o.gamma, *b = (const T *)o.beta, *bi = (const T *)o.bias;
+    if (o.cd) {
+        ln_gemm_fwd_sm90<T, BN, true><<<(unsigned)grid, THREADS, C::SMEM, s>>>(
+            o.mx, o.mwf, o.mean, o.rstd, g, b, bi, o.cd, o.off_centre, (T *)o.y, M, (int)K,
+            (int)N, y_pairs, y_vec16, bias_pairs);
+        const cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) return e;
+    }
+    ln_gemm_fwd_sm90<T, BN, false><<<(unsigned)grid, THREADS, C::SMEM, s>>>(
+        o.mx, o.mw, o.mean, o.rstd, g, b, bi, o.cd, o.off_centre, (T *)o.y, M, (int)K, (int)N,
+        y_pairs, y_vec16, bias_pairs);
     return cudaGetLastError();
 }
 
 template <typename T>
-cudaError_t launch_typed(int bn, const CUtensorMap &mx, const CUtensorMap &mw, const float *mean,
-                         const float *rstd, const void *gamma, const void *beta, const void *bias,
-                         void *y, int64_t M, int64_t K, int64_t N, const device_info &d,
-                         cudaStream_t s) {
-    const T *g = (const T *)gamma, *b = (const T *)beta, *bi = (const T *)bias;
-    return bn == 256 ? launch_t<T, 256>(mx, mw, mean, rstd, g, b, bi, (T *)y, M, K, N, d, s)
-                     : launch_t<T, 128>(mx, mw, mean, rstd, g, b, bi, (T *)y, M, K, N, d, s);
+cudaError_t launch_typed(int bn, const fwd_operands &o, int64_t M, int64_t K, int64_t N,
+                         const device_info &d, cudaStream_t s) {
+    return bn == 256 ? launch_t<T, 256>(o, M, K, N, d, s) : launch_t<T, 128>(o, M, K, N, d, s);
 }
 
 } // namespace
@@ -444,26 +550,32 @@ bool fused_forward_sm90_serves(lnl_dtype dt, int64_t M, int64_t K, int64_t N,
            d.major == 9 && d.minor == 0; /* sm_90a machine code only */
 }
 
+bool fused_forward_sm90_runs(lnl_dtype dt, int64_t M, int64_t K, int64_t N, const void *x,
+                             const void *W, const void *gamma, const void *beta,
+                             const device_info &d) {
+    /* TMA needs 16-byte aligned bases and row pitches; gamma/beta are read 8 at a time. */
+    return fused_forward_sm90_serves(dt, M, K, N, d) && aligned16(x) && aligned16(W) &&
+           aligned16(gamma) && aligned16(beta) && tensor_map_encoder() != nullptr;
+}
+
 cudaError_t launch_fused_forward_sm90(lnl_dtype dt, const void *x, const float *mean,
                                       const float *rstd, const void *gamma, const void *beta,
-                                      const void *W, const void *bias, void *y, int64_t M,
-                                      int64_t K, int64_t N, const device_info &d, cudaStream_t s,
-                                      bool *launched) {
+                                      const void *W, const void *bias, const sm90_fold &fold,
+                                      void *y, int64_t M, int64_t K, int64_t N,
+                                      const device_info &d, cudaStream_t s, bool *launched) {
     *launched = false;
-    /* TMA needs 16-byte aligned bases and row pitches; gamma/beta are read 8 at a time. */
-    if (!fused_forward_sm90_serves(dt, M, K, N, d) || !aligned16(x) || !aligned16(W) ||
-        !aligned16(gamma) || !aligned16(beta))
-        return cudaSuccess;
+    if (!fused_forward_sm90_runs(dt, M, K, N, x, W, gamma, beta, d)) return cudaSuccess;
     encode_fn enc = tensor_map_encoder();
-    if (!enc) return cudaSuccess;
     const int bn = pick_bn(N);
-    CUtensorMap mx, mw;
-    if (!make_map(enc, &mx, dt, x, M, K, BM) || !make_map(enc, &mw, dt, W, N, K, bn))
+    fwd_operands o{};
+    if (!make_map(enc, &o.mx, dt, x, M, K, BM) || !make_map(enc, &o.mw, dt, W, N, K, bn))
         return cudaSuccess;
-    const cudaError_t e =
-        dt == LNL_DTYPE_BF16
-            ? launch_typed<__nv_bfloat16>(bn, mx, mw, mean, rstd, gamma, beta, bias, y, M, K, N, d, s)
-            : launch_typed<__half>(bn, mx, mw, mean, rstd, gamma, beta, bias, y, M, K, N, d, s);
+    o.mwf = o.mw; /* unused without a folded weight */
+    if (fold.cd && !make_map(enc, &o.mwf, dt, fold.wfold, N, K, bn)) return cudaSuccess;
+    o.mean = mean, o.rstd = rstd, o.cd = fold.cd, o.off_centre = fold.off_centre;
+    o.gamma = gamma, o.beta = beta, o.bias = bias, o.y = y;
+    const cudaError_t e = dt == LNL_DTYPE_BF16 ? launch_typed<__nv_bfloat16>(bn, o, M, K, N, d, s)
+                                               : launch_typed<__half>(bn, o, M, K, N, d, s);
     *launched = e == cudaSuccess;
     return e;
 }

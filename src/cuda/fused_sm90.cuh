@@ -4,6 +4,12 @@
 
 #include "cuda_common.cuh"
 
+/* Timing-only switch: -DLNL_SM90_FOLD=0 builds a library whose Hopper forward always
+ * takes the transform form (for same-run A/B measurements; never shipped that way). */
+#ifndef LNL_SM90_FOLD
+#define LNL_SM90_FOLD 1
+#endif
+
 namespace lnl {
 
 /* y = LN(x) @ W^T + b for bf16/f16 on an sm_90 device (fused_forward_sm90.cu).
@@ -18,11 +24,30 @@ bool fused_forward_sm90_serves(lnl_dtype dt, int64_t M, int64_t K, int64_t N,
  * min(tiles, SMs) CTAs). */
 int64_t fused_forward_sm90_tiles(int64_t M, int64_t N);
 
+/* Whether launch_fused_forward_sm90 will run for these operands (served, aligned, and
+ * the driver's tensor-map encoder found). */
+bool fused_forward_sm90_runs(lnl_dtype dt, int64_t M, int64_t K, int64_t N, const void *x,
+                             const void *W, const void *gamma, const void *beta,
+                             const device_info &d);
+
+/* The epilogue form's operands (fold_weight.cu), all in the workspace: the folded
+ * weight W' (N x K), {c, d} per column (float32 pairs, padded with zeros to a multiple
+ * of 8 columns), and the flag the statistics pass sets for off-centre rows. All
+ * nullptr: the transform form only. */
+struct sm90_fold {
+    const void *wfold;
+    const float *cd;
+    const int *off_centre;
+};
+cudaError_t launch_fold_weight(lnl_dtype dt, const void *W, const void *gamma, const void *beta,
+                               const void *bias, void *wfold, float *cd, int *off_centre,
+                               int64_t N, int64_t K, cudaStream_t s);
+
 cudaError_t launch_fused_forward_sm90(lnl_dtype dt, const void *x, const float *mean,
                                       const float *rstd, const void *gamma, const void *beta,
-                                      const void *W, const void *bias, void *y, int64_t M,
-                                      int64_t K, int64_t N, const device_info &d, cudaStream_t s,
-                                      bool *launched);
+                                      const void *W, const void *bias, const sm90_fold &fold,
+                                      void *y, int64_t M, int64_t K, int64_t N,
+                                      const device_info &d, cudaStream_t s, bool *launched);
 
 } // namespace lnl
 

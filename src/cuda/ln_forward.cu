@@ -41,7 +41,7 @@ template <typename T, int V>
 __global__ void ln_fwd_kernel(const T *__restrict__ x, const T *__restrict__ gamma,
                               const T *__restrict__ beta, T *__restrict__ out,
                               float *__restrict__ mean, float *__restrict__ rstd,
-                              float *__restrict__ shift, int64_t M,
+                              float *__restrict__ shift, int *__restrict__ off_centre, int64_t M,
                               int64_t K, float eps, int cache) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     __shared__ float red[32];
@@ -79,6 +79,7 @@ __global__ void ln_fwd_kernel(const T *__restrict__ x, const T *__restrict__ gam
             mean[row] = mu;
             rstd[row] = rs;
             if (shift) shift[row] = dm;
+            if (off_centre && !(fabsf(mu) * rs <= FOLD_MAX_MEAN_RSTD)) *off_centre = 1;
         }
         if (!out) continue;
         T *orow = out + row * K;
@@ -105,7 +106,8 @@ template <typename T, int V, int CPT>
 __global__ void __launch_bounds__(512) ln_fwd_reg_kernel(const T *__restrict__ x, const T *__restrict__ gamma,
                                   const T *__restrict__ beta, T *__restrict__ out,
                                   float *__restrict__ mean, float *__restrict__ rstd,
-                                  float *__restrict__ shift, int64_t M, int64_t K, float eps) {
+                                  float *__restrict__ shift, int *__restrict__ off_centre, int64_t M,
+                                  int64_t K, float eps) {
     __shared__ float red[32];
     const int64_t nchunks = K / V;
     for (int64_t row = blockIdx.x; row < M; row += gridDim.x) {
@@ -139,6 +141,7 @@ __global__ void __launch_bounds__(512) ln_fwd_reg_kernel(const T *__restrict__ x
             mean[row] = x0 + dm;
             rstd[row] = rs;
             if (shift) shift[row] = dm;
+            if (off_centre && !(fabsf(x0 + dm) * rs <= FOLD_MAX_MEAN_RSTD)) *off_centre = 1;
         }
         if (!out) continue;
         T *orow = out + row * K;
@@ -161,8 +164,8 @@ __global__ void __launch_bounds__(512) ln_fwd_reg_kernel(const T *__restrict__ x
 
 template <typename T>
 static cudaError_t ln_forward_t(const T *x, const T *gamma, const T *beta, T *out, float *mean,
-                                float *rstd, float *shift, int64_t M, int64_t K, float eps,
-                                const device_info &d, cudaStream_t s) {
+                                float *rstd, float *shift, int *off_centre, int64_t M, int64_t K,
+                                float eps, const device_info &d, cudaStream_t s) {
     constexpr int V = vec_elems<T>();
     bool vec = K % V == 0 && aligned16(x) && aligned16(out) && aligned16(gamma) && aligned16(beta);
     int64_t nchunks = vec ? K / V : K;
@@ -174,7 +177,7 @@ static cudaError_t ln_forward_t(const T *x, const T *gamma, const T *beta, T *ou
         auto thr = [&](int cpt) { return (int)(((nchunks + cpt - 1) / cpt + 31) / 32 * 32); };
 #define LNL_FWD_REG(CPT)                                                                       \
     ln_fwd_reg_kernel<T, V, CPT><<<grid, thr(CPT), 0, s>>>(x, gamma, beta, out, mean, rstd, shift, \
-                                                           M, K, eps)
+                                                           off_centre, M, K, eps)
         if (nchunks <= 128) LNL_FWD_REG(1);
         else if (nchunks <= 256) LNL_FWD_REG(2);
         else if (nchunks <= 512) LNL_FWD_REG(4);
@@ -188,22 +191,23 @@ static cudaError_t ln_forward_t(const T *x, const T *gamma, const T *beta, T *ou
     unsigned grid = (unsigned)std::min<int64_t>(M, 1 << 20);
     size_t smem = cache ? row_bytes : 0;
     if (vec)
-        ln_fwd_kernel<T, V><<<grid, threads, smem, s>>>(x, gamma, beta, out, mean, rstd, shift, M, K,
-                                                        eps, cache);
+        ln_fwd_kernel<T, V><<<grid, threads, smem, s>>>(x, gamma, beta, out, mean, rstd, shift,
+                                                        off_centre, M, K, eps, cache);
     else
-        ln_fwd_kernel<T, 1><<<grid, threads, smem, s>>>(x, gamma, beta, out, mean, rstd, shift, M, K,
-                                                        eps, cache);
+        ln_fwd_kernel<T, 1><<<grid, threads, smem, s>>>(x, gamma, beta, out, mean, rstd, shift,
+                                                        off_centre, M, K, eps, cache);
     return cudaGetLastError();
 }
 
 cudaError_t launch_ln_forward(lnl_dtype dt, const void *x, const void *gamma, const void *beta,
                               void *out, float *mean, float *rstd, float *shift, int64_t M,
-                              int64_t K, float eps, const device_info &d, cudaStream_t s) {
+                              int64_t K, float eps, const device_info &d, cudaStream_t s,
+                              int *off_centre) {
     if (M == 0) return cudaSuccess;
     cudaError_t e = cudaSuccess;
     LNL_DISPATCH(dt, T,
                  e = ln_forward_t<T>((const T *)x, (const T *)gamma, (const T *)beta, (T *)out,
-                                     mean, rstd, shift, M, K, eps, d, s));
+                                     mean, rstd, shift, off_centre, M, K, eps, d, s));
     return e;
 }
 

@@ -68,6 +68,10 @@ static const shape_t shapes[] = {
      * tiles for the f32 128x128 fused kernel (144 >= 132 SMs) and with the Hopper
      * forward's epilogue through shared memory (N % 8 == 0, N % 256 != 0). */
     {2048, 16, 1088, 0, 0, F_QUICK},
+    /* The Hopper forward's two forms under the sanitizers: the shape above takes the
+     * epilogue form (rows 3 + 2 randn), this one's 1e3 + randn rows send it to the
+     * transform form (|mean| * rstd > 64; fused_forward_sm90.cu). */
+    {129, 64, 272, 1, 0, F_QUICK},
     /* Stress: values near the f16 limit must neither overflow the statistics nor the
      * GEMMs (everything accumulates in float32); dy is scaled by 1e2 so that dx
      * (~ 1e2 * rstd ~ 5e-3) stays clear of f16's subnormal range while the true
