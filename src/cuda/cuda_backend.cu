@@ -352,8 +352,8 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
 }
 
 /* AUTO: FUSED for tiny, launch-bound problems (M*K*N <= 2^24), forward and backward;
- * otherwise UNFUSED, except the forward of bf16/f16 problems on Hopper with N <= 256
- * and enough rows for the wgmma kernel's tiles to fill every SM (M > 128 * SMs).
+ * otherwise UNFUSED, except the forward of bf16/f16 problems on Hopper with N <= 1024,
+ * M*K >= 2^25 and enough 128-row tiles to (nearly) fill the SMs (>= 3/4 of them).
  * Evidence (H200):
  *  - 2026-11-30 (bench/cuda/time_cuda.py, docs/results/cuda/2026-11-30-call3): at
  *    16,8,16 FUSED was faster (bf16 fwd 0.0211 vs 0.0220 ms, fwd+bwd 0.0568 vs 0.0627;
@@ -361,24 +361,30 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
  *    measured (4096,768,768 up to 8192,4096,12288) UNFUSED was 1.8x-6x faster in bf16
  *    and 2x-3x in f32 with the mma.sync fused kernels. The fused backward is still
  *    the mma.sync one, so the backward stays UNFUSED beyond tiny problems.
- *  - 2026-12-01 (lnl-bench, docs/results/cuda/2026-12-01-sm90-forward): the Hopper
- *    wgmma forward (fused_forward_sm90.cu) beats UNFUSED where N is small, because
- *    UNFUSED's LayerNorm pass (x read, ln_out written and read again) costs as much
- *    as the GEMM itself there, but only once its 128-row tiles fill the 132 SMs.
- *    bf16 forward, FUSED vs UNFUSED (ms): 32768,4096,256 0.216 vs 0.249 and
- *    65536,1024,256 0.163 vs 0.175 (256 and 512 tiles); 8192,4096,256 0.092 vs 0.075
- *    and 4096,768,256 0.030 vs 0.023 (64 and 32 tiles); 16384,2048,128 0.071 vs 0.075
- *    (128 tiles; left UNFUSED); 32768,4096,512 0.335 vs 0.339 (a tie; left UNFUSED);
- *    16384,8192,1024 0.588 vs 0.542, 8192,4096,4096 0.52-0.56 vs 0.39. f16 alike.
+ *  - 2026-12-01, session 3 (lnl-bench, two runs each, docs/results/cuda/2026-12-01-fold):
+ *    the Hopper forward in its epilogue form (fused_forward_sm90.cu) against UNFUSED,
+ *    bf16 forward ms. FUSED wins: 16384,8192,1024 0.465 vs 0.510-0.521; 32768,4096,256
+ *    0.193 vs 0.247; 65536,1024,256 0.152 vs 0.172; 16384,2048,128 (128 tiles on 132
+ *    SMs) 0.062 vs 0.073. A tie: 8192,4096,4096 0.419-0.435 vs 0.391-0.418 (left
+ *    UNFUSED). UNFUSED wins: 8192,1024,1024 0.053 vs 0.048 (M*K = 2^23: the weight
+ *    folding and the extra launch do not pay); 8192,768,3072 0.094 vs 0.076;
+ *    8192,4096,12288 1.37 vs 1.12-1.25; 4096,768,768 0.031 vs 0.022. f16 alike.
+ *    UNFUSED's extra over the GEMM is a LayerNorm pass that writes and rereads M x K;
+ *    FUSED's is the statistics pass (reads M x K), folding the weight (N x K) and its
+ *    GEMM running ~15% slower than cuBLAS's, which grows with N.
+ *  - 2026-12-01, session 2 (docs/results/cuda/2026-12-01-sm90-forward): with 64 tiles
+ *    (8192,4096,256) the transform form lost 0.092 vs 0.075; the fill condition stays.
  *  The threshold between 2^11 and 2.4e9 MACs for tiny problems was not measured; 2^24
  *  is a guess inside it. */
 lnl_strategy lnl_cuda_auto_strategy(const lnl_problem *p, int backward) {
     const double macs = (double)p->rows * (double)p->in_features * (double)p->out_features;
     if (macs <= (double)(1 << 24)) return LNL_STRATEGY_FUSED;
-    if (backward || p->out_features > 256) return LNL_STRATEGY_UNFUSED;
+    if (backward || p->out_features > 1024 ||
+        (double)p->rows * (double)p->in_features < (double)(1 << 25))
+        return LNL_STRATEGY_UNFUSED;
     device_info d;
     if (device_query(&d) != LNL_STATUS_SUCCESS) return LNL_STRATEGY_UNFUSED;
-    const bool fills = fused_forward_sm90_tiles(p->rows, p->out_features) > d.sm_count;
+    const bool fills = 4 * fused_forward_sm90_tiles(p->rows, p->out_features) >= 3 * (int64_t)d.sm_count;
     return fills && fused_forward_sm90_serves(p->dtype, p->rows, p->in_features, p->out_features, d)
                ? LNL_STRATEGY_FUSED
                : LNL_STRATEGY_UNFUSED;
