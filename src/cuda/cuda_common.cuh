@@ -117,16 +117,17 @@ int64_t colsum_grid(lnl_dtype dt, int64_t M, int64_t N, const device_info &d);
 int dw_splits(lnl_dtype dt, int64_t M, int64_t N, int64_t K, const device_info &d);
 
 /* ---- kernels' host launchers (return cudaGetLastError()) ---- */
+/* The largest |mean| * rstd of a row for which the Hopper forward's epilogue form keeps
+ * its accuracy (see fused_forward_sm90.cu). */
+constexpr float FOLD_MAX_MEAN_RSTD = 64.f;
 /* LayerNorm forward: mean/rstd (float, always written) and, when out != NULL, the
- * normalized row. gamma/beta may be NULL (ones/zeros). */
-/* shift (optional) receives mean - x[row][0] in float: kernels that rebuild
+ * normalized row. gamma/beta may be NULL (ones/zeros).
+ * shift (optional) receives mean - x[row][0] in float: kernels that rebuild
  * x - mean as (x - x[row][0]) - shift keep float32 precision on rows whose mean is
  * far larger than their spread (float32 storage of such a mean alone is off by
- * up to half an ulp of the mean). Used for F32, where that error would show. */
-/* off_centre (optional, set beforehand to 0) becomes 1 when some row's |mean| * rstd
- * exceeds FOLD_MAX_MEAN_RSTD (or is NaN): the Hopper forward then keeps LN(x) out of
- * its epilogue (see fused_forward_sm90.cu). */
-constexpr float FOLD_MAX_MEAN_RSTD = 64.f;
+ * up to half an ulp of the mean). Used for F32, where that error would show.
+ * off_centre (optional, set to 0 beforehand) becomes 1 when some row's |mean| * rstd
+ * exceeds FOLD_MAX_MEAN_RSTD (or is NaN). */
 cudaError_t launch_ln_forward(lnl_dtype dt, const void *x, const void *gamma, const void *beta,
                               void *out, float *mean, float *rstd, float *shift, int64_t M,
                               int64_t K, float eps, const device_info &d, cudaStream_t s,
