@@ -195,10 +195,13 @@ static lnl_status forward(const lnl_fwd_args *a) {
             CU_TRY("weight folding",
                    launch_fold_weight(p->dtype, a->linear_weight, a->ln_weight, a->ln_bias,
                                       a->linear_bias, l.wfold, l.cd, l.off_centre, N, K, s));
-        CU_TRY("layernorm statistics",
-               launch_ln_forward(p->dtype, a->x, nullptr, nullptr, nullptr, mean, rstd, shift, M, K,
-                                 eps, d, s, fold ? l.off_centre : nullptr));
-        const sm90_fold fw{l.wfold, l.cd, l.off_centre};
+        /* With one column of tiles (N <= 256) the GEMM kernel computes the statistics. */
+        const bool stats_inside = fold && LNL_SM90_STATS_INSIDE && fused_forward_sm90_stats_inside(N);
+        if (!stats_inside)
+            CU_TRY("layernorm statistics",
+                   launch_ln_forward(p->dtype, a->x, nullptr, nullptr, nullptr, mean, rstd, shift,
+                                     M, K, eps, d, s, fold ? l.off_centre : nullptr));
+        const sm90_fold fw{l.wfold, l.cd, l.off_centre, stats_inside, eps};
         CU_TRY("fused forward GEMM",
                launch_fused_forward_gemm(p->dtype, a->x, mean, rstd, shift, a->ln_weight, a->ln_bias,
                                          a->linear_weight, a->linear_bias, fold ? &fw : nullptr,

@@ -93,10 +93,16 @@ cudaError_t launch_fused_forward_gemm(lnl_dtype dt, const void *x, const float *
                                       const device_info &d, cudaStream_t s) {
     if (M == 0) return cudaSuccess;
     bool done = false;
-    const sm90_fold none{nullptr, nullptr, nullptr};
+    const sm90_fold none{nullptr, nullptr, nullptr, false, 0.f};
     cudaError_t e = launch_fused_forward_sm90(dt, x, mean, rstd, gamma, beta, W, bias,
                                               fold ? *fold : none, y, M, K, N, d, s, &done);
     if (e != cudaSuccess || done) return e;
+    /* the Hopper kernel declined after all: the statistics it would have computed */
+    if (fold && fold->stats_inside) {
+        e = launch_ln_forward(dt, x, nullptr, nullptr, nullptr, (float *)mean, (float *)rstd,
+                              nullptr, M, K, fold->eps, d, s);
+        if (e != cudaSuccess) return e;
+    }
     LNL_DISPATCH(dt, T,
                  e = fused_forward_t<T>((const T *)x, mean, rstd, shift, (const T *)gamma,
                                         (const T *)beta, (const T *)W, (const T *)bias, (T *)y, M,

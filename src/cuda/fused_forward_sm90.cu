@@ -64,11 +64,17 @@ template <int BN> struct tile_cfg {
     static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
     /* the epilogue's staging area: 16 rows x 128 columns of T per consumer warp */
     static constexpr int OUT_BYTES = 8 * 16 * 128 * 2;
-    /* stages, staging area, barriers, and slack to align the ring to 1024 bytes (the
-     * swizzle atom): 230464 bytes of the 232448 an H200 block may have */
+    /* stages, staging area, barriers, the in-kernel statistics' (mean, rstd) per tile row,
+     * and slack to align the ring to 1024 bytes (the swizzle atom): 231488 bytes (BN = 256)
+     * of the 232448 an H200 block may have */
     static constexpr size_t SMEM =
-        (size_t)STAGES * STAGE_BYTES + OUT_BYTES + 2 * STAGES * 8 + 1024;
+        (size_t)STAGES * STAGE_BYTES + OUT_BYTES + 2 * STAGES * 8 + BM * 8 + 1024;
 };
+
+/* The kernel's forms (see the header): the transform form; the epilogue form with the
+ * statistics from the pre-pass; the epilogue form computing them itself, for problems
+ * with a single column of tiles (N <= BN), where each tile's CTA sees whole rows. */
+enum form { FORM_TRANSFORM = 0, FORM_FOLD = 1, FORM_FOLD_STATS = 2 };
 
 #if LNL_SM90A /* device helpers; the other compilation passes need none of them */
 template <typename T> __device__ __forceinline__ float2 unpack2(uint32_t u);
@@ -172,14 +178,15 @@ __device__ __forceinline__ void tile_at(int64_t b, int64_t tiles_m, int64_t tile
 /* The kernel's body in either form: FOLD, the epilogue form (B is the folded W', the
  * main loop a plain GEMM of raw x, LN applied per output element in the epilogue), or
  * the transform form (B is W, each x slice normalized in shared memory before wgmma). */
-template <typename T, int BN, bool FOLD>
+template <typename T, int BN, int FORM>
 __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtensorMap *map_b,
-                                         const float *__restrict__ mean,
-                                         const float *__restrict__ rstd,
+                                         float *__restrict__ mean, float *__restrict__ rstd,
                                          const T *__restrict__ gamma, const T *__restrict__ beta,
                                          const T *__restrict__ bias, const float *__restrict__ cd,
+                                         int *__restrict__ off_centre, float eps,
                                          T *__restrict__ y, int64_t M, int K, int N, bool y_pairs,
                                          bool y_vec16, bool bias_pairs) {
+    constexpr bool FOLD = FORM != FORM_TRANSFORM, STATS = FORM == FORM_FOLD_STATS;
     using C = tile_cfg<BN>;
     constexpr int S = C::STAGES;
     extern __shared__ unsigned char smem_raw[];
@@ -187,6 +194,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
     unsigned char *sA = smem, *sB = smem + S * C::A_BYTES, *sOut = sB + S * C::B_BYTES;
     uint64_t *full = (uint64_t *)(sOut + C::OUT_BYTES), *empty = full + S;
+    float2 *sstat = (float2 *)(empty + S); /* STATS: (mean, rstd) of each tile row */
 
     const int64_t tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
     const int64_t tiles = tiles_m * tiles_n;
@@ -255,6 +263,13 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
     }
     /* this warp's staging area for the epilogue: 16 rows of 256 bytes */
     unsigned char *stage_out = sOut + (cw * 4 + warp) * 16 * 256;
+    /* STATS: thread t reads the same 16-byte chunks the transform would rewrite (chunk tc
+     * of rows tr + 16i) and keeps, per row, the mean and the sum of squared deviations of
+     * what it has seen, as deviations from the row's first element x0 (so that a row like
+     * 1e3 + randn keeps float32 precision), merged chunk by chunk (Chan et al.: exact
+     * pairwise combination, no E[x^2] - E[x]^2). */
+    float sx0[4], smu[4], sm2[4];
+    int scnt = 0; /* chunks merged so far (the same for the thread's four rows) */
 
     uint32_t it0 = 0;
     for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, it0 += KT) {
@@ -285,6 +300,78 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             fence_proxy_async(); /* the wgmma (async proxy) reads what these stores wrote */
             named_bar_sync(1 + cw, 128);
         };
+        auto stats_slice = [&](int kt, int s) {
+            const uint32_t base = smem_addr(sA + s * C::A_BYTES);
+            const bool valid = kt * BK + 8 * tc < K; /* K % 8 == 0: whole chunks */
+            const float w = 1.f / (float)(scnt + 1);
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int r = tr + 16 * i;
+                uint32_t u[4];
+                asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                             : "=r"(u[0]), "=r"(u[1]), "=r"(u[2]), "=r"(u[3])
+                             : "r"(base + r * 128 + ((tc ^ (r & 7)) << 4)));
+                float v[8];
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    const float2 f = unpack2<T>(u[j]);
+                    v[2 * j] = f.x, v[2 * j + 1] = f.y;
+                }
+                if (kt == 0) { /* x0 from the thread holding chunk 0 of this row */
+                    sx0[i] = __shfl_sync(0xffffffffu, v[0], lane & ~7);
+                    smu[i] = sm2[i] = 0.f;
+                }
+                if (!valid) continue;
+                float sum = 0.f;
+#pragma unroll
+                for (int j = 0; j < 8; j++) sum += (v[j] -= sx0[i]);
+                const float m8 = sum * 0.125f;
+                float q8 = 0.f;
+#pragma unroll
+                for (int j = 0; j < 8; j++) q8 = fmaf(v[j] - m8, v[j] - m8, q8);
+                const float delta = m8 - smu[i];
+                smu[i] = fmaf(delta, w, smu[i]);
+                sm2[i] += q8 + delta * delta * (8.f * (float)scnt * w);
+            }
+            if (valid) scnt++;
+        };
+        /* STATS, after the last slice: the 8 threads of each row merge their partial
+         * statistics (fixed xor order: bitwise repeatable); the thread with chunk 0
+         * writes the row's mean and rstd to shared memory for the epilogue, to global
+         * memory (outputs of the forward) and raises *off_centre where the epilogue
+         * form loses accuracy (the transform form then redoes the call). */
+        auto stats_finish = [&](int64_t m0) {
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                float mu = smu[i], m2 = sm2[i], n = 8.f * (float)scnt;
+#pragma unroll
+                for (int o = 1; o < 8; o <<= 1) {
+                    const float mu_o = __shfl_xor_sync(0xffffffffu, mu, o);
+                    const float m2_o = __shfl_xor_sync(0xffffffffu, m2, o);
+                    const float n_o = __shfl_xor_sync(0xffffffffu, n, o);
+                    const float nt = n + n_o;
+                    if (n_o > 0.f) {
+                        const float delta = mu_o - mu, f = n_o / nt;
+                        mu = fmaf(delta, f, mu);
+                        m2 += m2_o + delta * delta * n * f;
+                    }
+                    n = nt;
+                }
+                if (tc == 0) {
+                    const int r = tr + 16 * i;
+                    const float mean_r = sx0[i] + mu, rs = 1.f / sqrtf(m2 / (float)K + eps);
+                    sstat[r] = make_float2(mean_r, rs);
+                    const int64_t row = m0 + r;
+                    if (row < M) {
+                        mean[row] = mean_r;
+                        rstd[row] = rs;
+                        if (!(fabsf(mean_r) * rs <= FOLD_MAX_MEAN_RSTD)) *off_centre = 1;
+                    }
+                }
+            }
+            scnt = 0;
+            named_bar_sync(1 + cw, 128); /* sstat's rows of this warpgroup are written */
+        };
         if constexpr (FOLD) { /* the epilogue's {c, d} lines into L1 (BN * 8 bytes) */
             const int64_t first = 2 * (int64_t)n0, end = 2 * (((int64_t)N + 7) / 8 * 8);
             if (lane < BN / 16 && first + 32 * lane < end)
@@ -301,6 +388,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
 #pragma unroll
             for (int st = 0; st < 4; st++) wgmma_ss<T, BN>(acc, adesc + 2 * st, bdesc + 2 * st);
             wgmma_commit();
+            if constexpr (STATS) stats_slice(kt, s); /* overlaps the group just issued */
             /* The previous slice's group is done: release its stage before transforming
              * the next one, so the producer can refill it while this slice's group and
              * the transform run. Released after the transform instead, three of the four
@@ -311,6 +399,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             if constexpr (!FOLD)
                 if (kt + 1 < KT) transform(kt + 1); /* overlaps the group just issued */
         }
+        if constexpr (STATS) stats_finish(m0);
         const int64_t wrow = m0 + cw * 64 + warp * 16; /* the warp's first row */
         /* While the last group runs: the transform form loads the next tile's
          * statistics and this tile's bias; the epilogue form the statistics of this
@@ -329,7 +418,15 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
 #pragma unroll
             for (int jj = 0; jj < 8; jj++) cdv[jj] = cd_at(n0 + quarter * 64 + 8 * jj + 2 * q);
         };
-        if constexpr (FOLD) {
+        if constexpr (STATS) {
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const float2 st = sstat[cw * 64 + warp * 16 + g + 8 * h];
+                emu[h] = st.x, ers[h] = st.y;
+            }
+            named_bar_sync(1 + cw, 128); /* read before the next tile's rows overwrite them */
+            if (y_vec16) load_cd(0);
+        } else if constexpr (FOLD) {
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 const int64_t r = wrow + g + 8 * h;
@@ -424,24 +521,27 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
 }
 #endif
 
-/* One kernel per form. With a folded weight (cd != nullptr) both are launched, the
- * epilogue form first, and each returns at once unless it is the one for the data:
- * the statistics pass set *off_centre when some row's |mean| * rstd exceeds
- * FOLD_MAX_MEAN_RSTD, where the epilogue form's cancellation would cost accuracy.
- * (One kernel branching between the two bodies spilled ~300 bytes a thread at BN = 256;
+/* One kernel per form. With a folded weight (cd != nullptr) two are launched, an
+ * epilogue form first, then the transform form, which returns at once unless *off_centre
+ * is set: some row's |mean| * rstd exceeds FOLD_MAX_MEAN_RSTD, where the epilogue form's
+ * cancellation would cost accuracy. The statistics pre-pass sets the flag before
+ * FORM_FOLD runs (which then returns at once itself); FORM_FOLD_STATS sets it while it
+ * runs, and the transform form then redoes the whole call with the statistics it wrote.
+ * (One kernel branching between the bodies spilled ~300 bytes a thread at BN = 256;
  * each body alone fits ptxas's 168 registers.) */
-template <typename T, int BN, bool FOLD>
+template <typename T, int BN, int FORM>
 __global__ void __launch_bounds__(THREADS, 1)
 ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_b,
-                 const float *__restrict__ mean, const float *__restrict__ rstd,
+                 float *__restrict__ mean, float *__restrict__ rstd,
                  const T *__restrict__ gamma, const T *__restrict__ beta,
                  const T *__restrict__ bias, const float *__restrict__ cd,
-                 const int *__restrict__ off_centre, T *__restrict__ y, int64_t M, int K, int N,
-                 bool y_pairs, bool y_vec16, bool bias_pairs) {
+                 int *__restrict__ off_centre, float eps, T *__restrict__ y, int64_t M, int K,
+                 int N, bool y_pairs, bool y_vec16, bool bias_pairs) {
 #if LNL_SM90A
-    if (cd && FOLD != (*off_centre == 0)) return;
-    fwd_body<T, BN, FOLD>(&map_x, &map_b, mean, rstd, gamma, beta, bias, cd, y, M, K, N, y_pairs,
-                          y_vec16, bias_pairs);
+    if (FORM == FORM_FOLD && *off_centre != 0) return;
+    if (FORM == FORM_TRANSFORM && cd && *off_centre == 0) return;
+    fwd_body<T, BN, FORM>(&map_x, &map_b, mean, rstd, gamma, beta, bias, cd, off_centre, eps, y,
+                          M, K, N, y_pairs, y_vec16, bias_pairs);
 #endif
 }
 
@@ -486,8 +586,11 @@ bool make_map(encode_fn enc, CUtensorMap *map, lnl_dtype dt, const void *base, i
  * (cd == nullptr: the transform form only). */
 struct fwd_operands {
     CUtensorMap mx, mw, mwf;
-    const float *mean, *rstd, *cd;
-    const int *off_centre;
+    float *mean, *rstd; /* outputs too, with stats_inside */
+    const float *cd;
+    int *off_centre;
+    bool stats_inside;
+    float eps;
     const void *gamma, *beta, *bias;
     void *y;
 };
@@ -498,7 +601,8 @@ cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, con
     using C = tile_cfg<BN>;
     /* set on every launch: the limit belongs to the current device's context, so a
      * process-wide "done once" would fail on the second GPU it uses */
-    for (auto *k : {ln_gemm_fwd_sm90<T, BN, true>, ln_gemm_fwd_sm90<T, BN, false>}) {
+    for (auto *k : {ln_gemm_fwd_sm90<T, BN, FORM_TRANSFORM>, ln_gemm_fwd_sm90<T, BN, FORM_FOLD>,
+                    ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>}) {
         const cudaError_t e =
             cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::SMEM);
         if (e != cudaSuccess) return e;
@@ -513,15 +617,17 @@ cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, con
     const bool bias_pairs = ((uintptr_t)o.bias & 3) == 0;
     const T *g = (const T *)o.gamma, *b = (const T *)o.beta, *bi = (const T *)o.bias;
     if (o.cd) {
-        ln_gemm_fwd_sm90<T, BN, true><<<(unsigned)grid, THREADS, C::SMEM, s>>>(
-            o.mx, o.mwf, o.mean, o.rstd, g, b, bi, o.cd, o.off_centre, (T *)o.y, M, (int)K,
-            (int)N, y_pairs, y_vec16, bias_pairs);
+        auto *k = o.stats_inside ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>
+                                 : ln_gemm_fwd_sm90<T, BN, FORM_FOLD>;
+        k<<<(unsigned)grid, THREADS, C::SMEM, s>>>(o.mx, o.mwf, o.mean, o.rstd, g, b, bi, o.cd,
+                                                   o.off_centre, o.eps, (T *)o.y, M, (int)K,
+                                                   (int)N, y_pairs, y_vec16, bias_pairs);
         const cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess) return e;
     }
-    ln_gemm_fwd_sm90<T, BN, false><<<(unsigned)grid, THREADS, C::SMEM, s>>>(
-        o.mx, o.mw, o.mean, o.rstd, g, b, bi, o.cd, o.off_centre, (T *)o.y, M, (int)K, (int)N,
-        y_pairs, y_vec16, bias_pairs);
+    ln_gemm_fwd_sm90<T, BN, FORM_TRANSFORM><<<(unsigned)grid, THREADS, C::SMEM, s>>>(
+        o.mx, o.mw, o.mean, o.rstd, g, b, bi, o.cd, o.off_centre, o.eps, (T *)o.y, M, (int)K,
+        (int)N, y_pairs, y_vec16, bias_pairs);
     return cudaGetLastError();
 }
 
@@ -537,6 +643,8 @@ cudaError_t launch_typed(int bn, const fwd_operands &o, int64_t M, int64_t K, in
  * beat 128 on every shape measured, N = 256 included (H200: 8192,4096,4096 0.65 vs
  * 0.92 ms; 32768,4096,256 0.26 vs 0.33 ms). 128 only when N fits in it. */
 static int pick_bn(int64_t N) { return N <= 128 ? 128 : 256; }
+
+bool fused_forward_sm90_stats_inside(int64_t N) { return N <= pick_bn(N); }
 
 int64_t fused_forward_sm90_tiles(int64_t M, int64_t N) {
     const int bn = pick_bn(N);
@@ -572,7 +680,9 @@ cudaError_t launch_fused_forward_sm90(lnl_dtype dt, const void *x, const float *
         return cudaSuccess;
     o.mwf = o.mw; /* unused without a folded weight */
     if (fold.cd && !make_map(enc, &o.mwf, dt, fold.wfold, N, K, bn)) return cudaSuccess;
-    o.mean = mean, o.rstd = rstd, o.cd = fold.cd, o.off_centre = fold.off_centre;
+    /* with stats_inside the kernel writes mean/rstd: the caller's writable buffers */
+    o.mean = (float *)mean, o.rstd = (float *)rstd, o.cd = fold.cd, o.off_centre = fold.off_centre;
+    o.stats_inside = fold.cd && fold.stats_inside, o.eps = fold.eps;
     o.gamma = gamma, o.beta = beta, o.bias = bias, o.y = y;
     const cudaError_t e = dt == LNL_DTYPE_BF16 ? launch_typed<__nv_bfloat16>(bn, o, M, K, N, d, s)
                                                : launch_typed<__half>(bn, o, M, K, N, d, s);

@@ -9,6 +9,10 @@
 #ifndef LNL_SM90_FOLD
 #define LNL_SM90_FOLD 1
 #endif
+/* Likewise -DLNL_SM90_STATS_INSIDE=0: the statistics always from the pre-pass. */
+#ifndef LNL_SM90_STATS_INSIDE
+#define LNL_SM90_STATS_INSIDE 1
+#endif
 
 namespace lnl {
 
@@ -37,8 +41,15 @@ bool fused_forward_sm90_runs(lnl_dtype dt, int64_t M, int64_t K, int64_t N, cons
 struct sm90_fold {
     const void *wfold;
     const float *cd;
-    const int *off_centre;
+    int *off_centre;
+    /* the GEMM kernel computes mean/rstd itself (and writes them, and the flag); no
+     * statistics pre-pass. Only where fused_forward_sm90_stats_inside(N). */
+    bool stats_inside;
+    float eps;
 };
+/* Whether N fits one column of tiles, so that each tile's CTA reads whole rows of x and
+ * can compute their statistics itself. */
+bool fused_forward_sm90_stats_inside(int64_t N);
 cudaError_t launch_fold_weight(lnl_dtype dt, const void *W, const void *gamma, const void *beta,
                                const void *bias, void *wfold, float *cd, int *off_centre,
                                int64_t N, int64_t K, cudaStream_t s);

@@ -72,6 +72,13 @@ static const shape_t shapes[] = {
      * epilogue form (rows 3 + 2 randn), this one's 1e3 + randn rows send it to the
      * transform form (|mean| * rstd > 64; fused_forward_sm90.cu). */
     {129, 64, 272, 1, 0, F_QUICK},
+    /* One column of output tiles (N <= 256): the Hopper epilogue form computes the row
+     * statistics inside its GEMM kernel (K = 200: the last slice holds one 8-column
+     * chunk, so its threads merge unequal counts); centred, with 128- and 256-wide tiles,
+     * and with 1e3 rows, which the transform form then redoes with those statistics. */
+    {300, 200, 136, 0, 0, F_QUICK},
+    {300, 200, 100, 0, NULL_LB, F_QUICK},
+    {300, 200, 136, 1, 0, F_QUICK},
     /* Stress: values near the f16 limit must neither overflow the statistics nor the
      * GEMMs (everything accumulates in float32); dy is scaled by 1e2 so that dx
      * (~ 1e2 * rstd ~ 5e-3) stays clear of f16's subnormal range while the true
