@@ -195,8 +195,14 @@ static lnl_status forward(const lnl_fwd_args *a) {
             CU_TRY("weight folding",
                    launch_fold_weight(p->dtype, a->linear_weight, a->ln_weight, a->ln_bias,
                                       a->linear_bias, l.wfold, l.cd, l.off_centre, N, K, s));
-        /* With one column of tiles (N <= 256) the GEMM kernel computes the statistics. */
-        const bool stats_inside = fold && LNL_SM90_STATS_INSIDE && fused_forward_sm90_stats_inside(N);
+        /* With one column of tiles (N <= 256) whose tiles fill 3/4 of the SMs the GEMM
+         * kernel computes the statistics: 0.166-0.171 vs 0.193 ms at 32768,4096,256 and
+         * 0.051 vs 0.063 at 16384,2048,128 (128 tiles), but 0.089-0.092 vs 0.082 at
+         * 8192,4096,256 (64 tiles), where the pre-pass spreads over the whole GPU
+         * (H200, docs/results/cuda/2026-12-01-stats-inside on main). */
+        const bool stats_inside = fold && LNL_SM90_STATS_INSIDE &&
+                                  fused_forward_sm90_stats_inside(N) &&
+                                  4 * fused_forward_sm90_tiles(M, N) >= 3 * (int64_t)d.sm_count;
         if (!stats_inside)
             CU_TRY("layernorm statistics",
                    launch_ln_forward(p->dtype, a->x, nullptr, nullptr, nullptr, mean, rstd, shift,

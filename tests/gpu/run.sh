@@ -60,7 +60,13 @@ if [ -x "$TABLE" ]; then
     done
     # racecheck judges our kernels; hazards it reports inside cuBLAS's are counted apart
     # (see the script)
-    run_step sanitizer_racecheck 300 tests/gpu/racecheck_ours.sh "$TABLE" --device cuda --quick &
+    # one process per dtype, side by side: the whole quick table under racecheck took 223 s
+    # at d63cdaf and ran past 300 s once the in-kernel statistics added quick shapes and
+    # shared-memory reads (88273c7)
+    for dt in f32 bf16 f16; do
+        run_step "sanitizer_racecheck_$dt" 300 tests/gpu/racecheck_ours.sh "$TABLE" --device cuda \
+            --quick --dtype "$dt" &
+    done
     # initcheck on float32 only: it does not see the stores of cuBLASLt's Hopper kernels
     # (the bf16/f16 GEMMs; float32 runs SIMT kernels it does see), so every bf16/f16
     # backward would be reported for reading the dxhat cuBLASLt wrote. The probe below
