@@ -155,15 +155,16 @@ def test_cuda_f32_fused_large_tiles(M, K, N, offset):
 # several 128 x 256 tiles per CTA of its persistent grid, with tails in every
 # dimension: N = 4104 takes the epilogue through shared memory (N % 8 == 0), N = 4100
 # the direct one; (2048, 1024, 2048) has no tails. The backward runs the mma.sync
-# kernels at these sizes too. N = 200 and 256 fit one column of tiles: there the epilogue
-# form computes the row statistics inside its GEMM kernel. The row means: 3 and 100 (|mean| * rstd ~ 1.5 and ~50)
+# kernels at these sizes too. N = 200 and 256 fit one column of tiles, 102 of them (3/4 of
+# the H200's SMs and more): there the epilogue form computes the row statistics inside its
+# GEMM kernel. The row means: 3 and 100 (|mean| * rstd ~ 1.5 and ~50)
 # take the epilogue form, LN applied to x W'^T in the epilogue, 100 close to its limit
 # of 64; 1e3 (~500) sends the call to the transform form. "one_row" is 3 with a single
 # row moved to 1e3: one off-centre row sends the whole call to the transform form.
 @pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
 @pytest.mark.parametrize("M,K,N", [(4000, 1032, 4104), (4000, 1032, 4100), (2048, 1024, 2048),
-                                   (4000, 1032, 200), (4000, 1032, 256)])
+                                   (13000, 1032, 200), (13000, 1032, 256)])
 @pytest.mark.parametrize("offset", [3.0, 100.0, 1e3, "one_row"])
 def test_cuda_16bit_fused_many_tiles(M, K, N, dtype, offset):
     inputs, dy = make_inputs((M,), K, N, dtype, "cuda",
