@@ -56,8 +56,14 @@ def _operands_ok(x, ln_weight, ln_bias, linear_weight, linear_bias):
     if K < 1 or N < 1 or ws[1] != K:
         return False
     for t, n in ((ln_weight, K), (ln_bias, K), (linear_bias, N)):
-        if t is not None and not (isinstance(t, Tensor) and t.shape == (n,)
-                                  and t.dtype == dt and t.device == dev):
+        if t is None:
+            continue
+        # len and [0] rather than t.shape == (n,): torch.Size's == against a tuple goes
+        # through symbolic-shape code (~3 us a comparison on a CPU)
+        if not isinstance(t, Tensor):
+            return False
+        ts = t.shape
+        if len(ts) != 1 or ts[0] != n or t.dtype != dt or t.device != dev:
             return False
     return True
 
@@ -133,21 +139,57 @@ def _raw_stream(index):
     return torch.cuda.current_stream(index).cuda_stream
 
 
-def _problem(x, N, eps, strategy):
+class _Call:
+    """What every call of one problem needs from the library, built once: the lnl_problem
+    and the two workspace sizes (queried when first needed). The C library only reads
+    the struct, so one object serves any number of calls, from any thread."""
+
+    __slots__ = ("p", "ws_bytes")
+
+    def __init__(self, p):
+        self.p = p
+        self.ws_bytes = [None, None]  # forward, backward
+
+
+# Keyed by everything lnl_problem holds. Building the ctypes struct and asking the
+# library for a workspace size cost ~10 us of host time per call on a CPU, a twentieth
+# of a small training step's; a training loop repeats the same few problems. Cleared
+# when it grows past _CALLS_MAX (a workload of ever-changing shapes then rebuilds).
+_CALLS_MAX = 512
+_calls = {}
+
+
+def _call_for(x, N, eps, strategy):
+    M, K = x.shape
+    dt, dev = x.dtype, x.device
+    if dev.type == "cuda":
+        # The current stream's handle: the library launches on it.
+        key = (M, K, N, eps, dt, strategy, dev.index, _raw_stream(dev.index))
+    else:
+        # Follow torch's intra-op setting so torch.set_num_threads governs both.
+        key = (M, K, N, eps, dt, strategy, -1, torch.get_num_threads())
+    c = _calls.get(key)
+    if c is not None:
+        return c
     p = _clib.Problem()
-    p.rows, p.in_features = x.shape
-    p.out_features = N
-    p.eps = eps
-    p.dtype = _LNL_DTYPE[x.dtype]
+    p.rows, p.in_features, p.out_features, p.eps = M, K, N, eps
+    p.dtype = _LNL_DTYPE[dt]
     p.strategy = strategy
-    if x.device.type == "cuda":
+    if dev.type == "cuda":
         p.device = _clib.DEVICE_CUDA
-        p.stream = _raw_stream(x.device.index)
+        p.stream = key[7]
     else:
         p.device = _clib.DEVICE_CPU
-        # Follow torch's intra-op setting so torch.set_num_threads governs both.
-        p.threads = torch.get_num_threads()
-    return p
+        p.threads = key[7]
+    if len(_calls) >= _CALLS_MAX:
+        _calls.clear()
+    c = _calls[key] = _Call(p)
+    return c
+
+
+def _problem(x, N, eps, strategy):
+    """The lnl_problem of a call on x [M, K] with N outputs (cached; read-only)."""
+    return _call_for(x, N, eps, strategy).p
 
 
 class _DeviceGuard:
@@ -191,13 +233,17 @@ _WS_CACHE_MAX = 64 << 20
 _ws_cache = {}
 
 
-def _workspace(size_fn, p, device):
-    nbytes = size_fn(ctypes.byref(p))
+def _workspace(c, which, device):
+    """The workspace of call c's forward (which=0) or backward (1): (tensor or None, bytes)."""
+    nbytes = c.ws_bytes[which]
+    if nbytes is None:
+        size_fn = (_clib.lib.lnl_forward_workspace_size, _clib.lib.lnl_backward_workspace_size)[which]
+        nbytes = c.ws_bytes[which] = size_fn(ctypes.byref(c.p))
     if nbytes == 0:
         return None, 0
     if device.type != "cuda" or nbytes > _WS_CACHE_MAX or torch.cuda.is_current_stream_capturing():
         return torch.empty(nbytes, dtype=torch.uint8, device=device), nbytes
-    key = (device.index, p.stream or 0)  # ctypes reads a NULL handle back as None
+    key = (device.index, c.p.stream or 0)  # ctypes reads a NULL handle back as None
     ws = _ws_cache.get(key)
     if ws is None or ws.numel() < nbytes:
         ws = _ws_cache[key] = torch.empty(nbytes, dtype=torch.uint8, device=device)
@@ -230,11 +276,11 @@ def forward_body(x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_ln
                   else torch.empty(0, dtype=dt, device=dev))
     if M == 0:
         return y, mean, rstd, ln_out
-    p = _problem(x, N, eps, strategy)
+    c = _call_for(x, N, eps, strategy)
     with _device_guard(dev):
-        ws, ws_bytes = _workspace(_clib.lib.lnl_forward_workspace_size, p, dev)
+        ws, ws_bytes = _workspace(c, 0, dev)
         status = _clib.lib.lnl_forward(
-            ctypes.byref(p), x.data_ptr(), _ptr(ln_weight), _ptr(ln_bias),
+            ctypes.byref(c.p), x.data_ptr(), _ptr(ln_weight), _ptr(ln_bias),
             linear_weight.data_ptr(), _ptr(linear_bias), y.data_ptr(), mean.data_ptr(),
             rstd.data_ptr(), ln_out.data_ptr() if keep_ln_out else None, _ptr(ws), ws_bytes)
     _clib.check(status, "lnl_forward")
@@ -313,11 +359,11 @@ def backward_body(dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out, 
         for t in (dlnw, dlnb, dw, db):
             t.zero_()
         return dx, dlnw, dlnb, dw, db
-    p = _problem(x, N, eps, strategy)
+    c = _call_for(x, N, eps, strategy)
     with _device_guard(dev):
-        ws, ws_bytes = _workspace(_clib.lib.lnl_backward_workspace_size, p, dev)
+        ws, ws_bytes = _workspace(c, 1, dev)
         status = _clib.lib.lnl_backward(
-            ctypes.byref(p), dy.data_ptr(), x.data_ptr(), _ptr(ln_weight), _ptr(ln_bias),
+            ctypes.byref(c.p), dy.data_ptr(), x.data_ptr(), _ptr(ln_weight), _ptr(ln_bias),
             linear_weight.data_ptr(), _ptr(mean), _ptr(rstd), _ptr(ln_out),
             dx.data_ptr() if needs[0] else None, dlnw.data_ptr() if needs[1] else None,
             dlnb.data_ptr() if needs[2] else None, dw.data_ptr() if needs[3] else None,
