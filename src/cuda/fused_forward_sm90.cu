@@ -264,12 +264,20 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
     /* this warp's staging area for the epilogue: 16 rows of 256 bytes */
     unsigned char *stage_out = sOut + (cw * 4 + warp) * 16 * 256;
     /* STATS: thread t reads the same 16-byte chunks the transform would rewrite (chunk tc
-     * of rows tr + 16i) and keeps, per row, the mean and the sum of squared deviations of
-     * what it has seen, as deviations from the row's first element x0 (so that a row like
-     * 1e3 + randn keeps float32 precision), merged chunk by chunk (Chan et al.: exact
-     * pairwise combination, no E[x^2] - E[x]^2). */
-    float sx0[4], smu[4], sm2[4];
-    int scnt = 0; /* chunks merged so far (the same for the thread's four rows) */
+     * of rows tr + 16i) and sums, per row, the deviations d = x - shift and their squares,
+     * where shift is the mean of the row's first 64-column slice (so that a row like
+     * 1e3 + randn keeps float32 precision). After the last slice each thread turns its
+     * sums into a (count, mean, M2) partial and the row's 8 threads merge theirs with
+     * Chan's pairwise formula. Shifted sums cost 4 instructions an element where merging
+     * chunk by chunk (the first version) cost ~6 in long dependency chains: that left
+     * the tensor pipe idle half the time at 32768,4096,256 (ncu, H200). Their rounding:
+     * a thread's M2 = S2 - S1^2 / n loses ~eps * n (mean_t - shift)^2, and since shift is
+     * the mean of 64 of the row's own values, (shift - mean)^2 <= M2 / 64, so the row's
+     * variance keeps a relative error below ~eps * (3 + K / 32) times the summation's
+     * growth, whatever the data (a row whose whole variance sits in its first slice is
+     * that bound's worst case); for ordinary rows it is a few eps. */
+    float sshift[4], ss1[4], ss2[4];
+    int scnt = 0; /* chunks summed so far (the same for the thread's four rows) */
 
     uint32_t it0 = 0;
     for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, it0 += KT) {
@@ -303,7 +311,6 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         auto stats_slice = [&](int kt, int s) {
             const uint32_t base = smem_addr(sA + s * C::A_BYTES);
             const bool valid = kt * BK + 8 * tc < K; /* K % 8 == 0: whole chunks */
-            const float w = 1.f / (float)(scnt + 1);
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 const int r = tr + 16 * i;
@@ -317,21 +324,28 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                     const float2 f = unpack2<T>(u[j]);
                     v[2 * j] = f.x, v[2 * j + 1] = f.y;
                 }
-                if (kt == 0) { /* x0 from the thread holding chunk 0 of this row */
-                    sx0[i] = __shfl_sync(0xffffffffu, v[0], lane & ~7);
-                    smu[i] = sm2[i] = 0.f;
+                if (kt == 0) { /* the shift: the mean of the row's valid chunks in this slice */
+                    float sum = 0.f;
+                    if (valid) {
+#pragma unroll
+                        for (int j = 0; j < 8; j++) sum += v[j];
+                    }
+#pragma unroll
+                    for (int o = 1; o < 8; o <<= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+                    sshift[i] = sum / (float)(8 * min(8, K / 8));
+                    ss1[i] = ss2[i] = 0.f;
                 }
                 if (!valid) continue;
-                float sum = 0.f;
+                /* two independent pairs of sums: shorter dependency chains */
+                float a0 = 0.f, a1 = 0.f, q0 = 0.f, q1 = 0.f;
 #pragma unroll
-                for (int j = 0; j < 8; j++) sum += (v[j] -= sx0[i]);
-                const float m8 = sum * 0.125f;
-                float q8 = 0.f;
-#pragma unroll
-                for (int j = 0; j < 8; j++) q8 = fmaf(v[j] - m8, v[j] - m8, q8);
-                const float delta = m8 - smu[i];
-                smu[i] = fmaf(delta, w, smu[i]);
-                sm2[i] += q8 + delta * delta * (8.f * (float)scnt * w);
+                for (int j = 0; j < 8; j += 2) {
+                    const float d0 = v[j] - sshift[i], d1 = v[j + 1] - sshift[i];
+                    a0 += d0, a1 += d1;
+                    q0 = fmaf(d0, d0, q0), q1 = fmaf(d1, d1, q1);
+                }
+                ss1[i] += a0 + a1;
+                ss2[i] += q0 + q1;
             }
             if (valid) scnt++;
         };
@@ -343,7 +357,10 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         auto stats_finish = [&](int64_t m0) {
 #pragma unroll
             for (int i = 0; i < 4; i++) {
-                float mu = smu[i], m2 = sm2[i], n = 8.f * (float)scnt;
+                /* this thread's partial: n values, their mean (less the shift), M2 */
+                float n = 8.f * (float)scnt;
+                float mu = scnt ? ss1[i] / n : 0.f;
+                float m2 = scnt ? fmaxf(fmaf(-ss1[i], mu, ss2[i]), 0.f) : 0.f;
 #pragma unroll
                 for (int o = 1; o < 8; o <<= 1) {
                     const float mu_o = __shfl_xor_sync(0xffffffffu, mu, o);
@@ -359,7 +376,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                 }
                 if (tc == 0) {
                     const int r = tr + 16 * i;
-                    const float mean_r = sx0[i] + mu, rs = 1.f / sqrtf(m2 / (float)K + eps);
+                    const float mean_r = sshift[i] + mu, rs = 1.f / sqrtf(m2 / (float)K + eps);
                     sstat[r] = make_float2(mean_r, rs);
                     const int64_t row = m0 + r;
                     if (row < M) {
