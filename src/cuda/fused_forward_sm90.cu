@@ -311,43 +311,50 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         auto stats_slice = [&](int kt, int s) {
             const uint32_t base = smem_addr(sA + s * C::A_BYTES);
             const bool valid = kt * BK + 8 * tc < K; /* K % 8 == 0: whole chunks */
+            /* The four rows' loads first and one branch around their arithmetic, so that
+             * the four rows' independent sums interleave (a branch per row serialized
+             * them, and each thread waited on one dependency chain at a time). */
+            uint32_t u[4][4];
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 const int r = tr + 16 * i;
-                uint32_t u[4];
                 asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
-                             : "=r"(u[0]), "=r"(u[1]), "=r"(u[2]), "=r"(u[3])
+                             : "=r"(u[i][0]), "=r"(u[i][1]), "=r"(u[i][2]), "=r"(u[i][3])
                              : "r"(base + r * 128 + ((tc ^ (r & 7)) << 4)));
-                float v[8];
+            }
+            if (kt == 0) { /* the shift: the mean of each row's valid chunks in this slice */
 #pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    const float2 f = unpack2<T>(u[j]);
-                    v[2 * j] = f.x, v[2 * j + 1] = f.y;
-                }
-                if (kt == 0) { /* the shift: the mean of the row's valid chunks in this slice */
+                for (int i = 0; i < 4; i++) {
                     float sum = 0.f;
-                    if (valid) {
 #pragma unroll
-                        for (int j = 0; j < 8; j++) sum += v[j];
+                    for (int j = 0; j < 4; j++) {
+                        const float2 f = unpack2<T>(u[i][j]);
+                        sum += f.x + f.y;
                     }
+                    if (!valid) sum = 0.f;
 #pragma unroll
                     for (int o = 1; o < 8; o <<= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
                     sshift[i] = sum / (float)(8 * min(8, K / 8));
                     ss1[i] = ss2[i] = 0.f;
                 }
-                if (!valid) continue;
-                /* two independent pairs of sums: shorter dependency chains */
-                float a0 = 0.f, a1 = 0.f, q0 = 0.f, q1 = 0.f;
-#pragma unroll
-                for (int j = 0; j < 8; j += 2) {
-                    const float d0 = v[j] - sshift[i], d1 = v[j + 1] - sshift[i];
-                    a0 += d0, a1 += d1;
-                    q0 = fmaf(d0, d0, q0), q1 = fmaf(d1, d1, q1);
-                }
-                ss1[i] += a0 + a1;
-                ss2[i] += q0 + q1;
             }
-            if (valid) scnt++;
+            if (valid) {
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    /* two independent pairs of sums per row: shorter dependency chains */
+                    float a0 = 0.f, a1 = 0.f, q0 = 0.f, q1 = 0.f;
+#pragma unroll
+                    for (int j = 0; j < 4; j++) {
+                        const float2 f = unpack2<T>(u[i][j]);
+                        const float d0 = f.x - sshift[i], d1 = f.y - sshift[i];
+                        a0 += d0, a1 += d1;
+                        q0 = fmaf(d0, d0, q0), q1 = fmaf(d1, d1, q1);
+                    }
+                    ss1[i] += a0 + a1;
+                    ss2[i] += q0 + q1;
+                }
+                scnt++;
+            }
         };
         /* STATS, after the last slice: the 8 threads of each row merge their partial
          * statistics (fixed xor order: bitwise repeatable); the thread with chunk 0
