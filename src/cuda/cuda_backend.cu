@@ -196,10 +196,13 @@ static lnl_status forward(const lnl_fwd_args *a) {
                    launch_fold_weight(p->dtype, a->linear_weight, a->ln_weight, a->ln_bias,
                                       a->linear_bias, l.wfold, l.cd, l.off_centre, N, K, s));
         /* With one column of tiles (N <= 256) whose tiles fill 3/4 of the SMs the GEMM
-         * kernel computes the statistics: 0.166-0.171 vs 0.193 ms at 32768,4096,256 and
-         * 0.051 vs 0.063 at 16384,2048,128 (128 tiles), but 0.089-0.092 vs 0.082 at
-         * 8192,4096,256 (64 tiles), where the pre-pass spreads over the whole GPU
-         * (H200, docs/results/cuda/2026-12-01-stats-inside on main). */
+         * kernel computes the statistics. bf16 fused forward, ms, in-kernel statistics
+         * vs the pre-pass (H200, same-run rounds, docs/results/cuda/2026-12-01-run-3a3072a):
+         * 32768,4096,256 0.151-0.153 vs 0.193; 65536,1024,256 0.102-0.107 vs 0.155-0.157;
+         * 16384,2048,128 0.048-0.049 vs 0.064-0.066; 12800,4096,256 (100 tiles)
+         * 0.081-0.082 vs 0.095-0.097. With fewer tiles the pre-pass, spread over the whole
+         * GPU, won: 0.089-0.092 vs 0.082 at 8192,4096,256 (64 tiles) with the first version
+         * of the in-kernel statistics (docs/results/cuda/2026-12-01-stats-inside). */
         const bool stats_inside = fold && LNL_SM90_STATS_INSIDE &&
                                   fused_forward_sm90_stats_inside(N) &&
                                   4 * fused_forward_sm90_tiles(M, N) >= 3 * (int64_t)d.sm_count;

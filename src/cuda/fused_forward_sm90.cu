@@ -269,8 +269,11 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
      * 1e3 + randn keeps float32 precision). After the last slice each thread turns its
      * sums into a (count, mean, M2) partial and the row's 8 threads merge theirs with
      * Chan's pairwise formula. Shifted sums cost 4 instructions an element where merging
-     * chunk by chunk (the first version) cost ~6 in long dependency chains: that left
-     * the tensor pipe idle half the time at 32768,4096,256 (ncu, H200). Their rounding:
+     * chunk by chunk (the first version, 1679e8f) cost ~6 in long dependency chains: its
+     * tensor pipe was active 47% of the kernel at 32768,4096,256, its issue slots 34%
+     * (ncu, H200). Fused forward there, bf16, two same-run rounds (lnl-bench, H200,
+     * docs/results/cuda/2026-12-01-run-3a3072a): 0.151-0.153 ms, against 0.156-0.161 with
+     * a branch per row, 0.168-0.174 chunk by chunk and 0.193 with the pre-pass. Their rounding:
      * a thread's M2 = S2 - S1^2 / n loses ~eps * n (mean_t - shift)^2, and since shift is
      * the mean of 64 of the row's own values, (shift - mean)^2 <= M2 / 64, so the row's
      * variance keeps a relative error below ~eps * (3 + K / 32) times the summation's
