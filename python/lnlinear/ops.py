@@ -152,8 +152,9 @@ class _Call:
 
 
 # Keyed by everything lnl_problem holds. Building the ctypes struct and asking the
-# library for a workspace size cost ~10 us of host time per call on a CPU, a twentieth
-# of a small training step's; a training loop repeats the same few problems. Cleared
+# library for the workspace size took ~8 us a call under cProfile (CPU, 16x8x16), and a
+# training loop repeats the same few problems. What it saves on a whole step was below
+# the noise of the machines measured (bench/python_step_profile.py, 2026-12-01). Cleared
 # when it grows past _CALLS_MAX (a workload of ever-changing shapes then rebuilds).
 _CALLS_MAX = 512
 _calls = {}
