@@ -120,6 +120,10 @@ int dw_splits(lnl_dtype dt, int64_t M, int64_t N, int64_t K, const device_info &
 /* The largest |mean| * rstd of a row for which the Hopper forward's epilogue form keeps
  * its accuracy (see fused_forward_sm90.cu). */
 constexpr float FOLD_MAX_MEAN_RSTD = 64.f;
+/* The statistics passes' test of that limit (true for NaN too). */
+__device__ __forceinline__ bool off_centre_row(float mean, float rstd) {
+    return !(fabsf(mean) * rstd <= FOLD_MAX_MEAN_RSTD);
+}
 /* LayerNorm forward: mean/rstd (float, always written) and, when out != NULL, the
  * normalized row. gamma/beta may be NULL (ones/zeros).
  * shift (optional) receives mean - x[row][0] in float: kernels that rebuild

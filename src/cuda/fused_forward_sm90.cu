@@ -392,7 +392,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                     if (row < M) {
                         mean[row] = mean_r;
                         rstd[row] = rs;
-                        if (!(fabsf(mean_r) * rs <= FOLD_MAX_MEAN_RSTD)) *off_centre = 1;
+                        if (off_centre_row(mean_r, rs)) *off_centre = 1;
                     }
                 }
             }

@@ -79,7 +79,7 @@ __global__ void ln_fwd_kernel(const T *__restrict__ x, const T *__restrict__ gam
             mean[row] = mu;
             rstd[row] = rs;
             if (shift) shift[row] = dm;
-            if (off_centre && !(fabsf(mu) * rs <= FOLD_MAX_MEAN_RSTD)) *off_centre = 1;
+            if (off_centre && off_centre_row(mu, rs)) *off_centre = 1;
         }
         if (!out) continue;
         T *orow = out + row * K;
@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(512) ln_fwd_reg_kernel(const T *__restrict__ x
             mean[row] = x0 + dm;
             rstd[row] = rs;
             if (shift) shift[row] = dm;
-            if (off_centre && !(fabsf(x0 + dm) * rs <= FOLD_MAX_MEAN_RSTD)) *off_centre = 1;
+            if (off_centre && off_centre_row(x0 + dm, rs)) *off_centre = 1;
         }
         if (!out) continue;
         T *orow = out + row * K;
