@@ -28,20 +28,14 @@ import torch
 import torch.nn.functional as F
 
 import lnlinear
+import python_overhead  # bench/, this script's folder
 
 DT = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "f64": torch.float64}
 
 
-def median_us(fn, n=3000, batches=7):
-    for _ in range(300):
-        fn()
-    samples = []
-    for _ in range(batches):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        samples.append((time.perf_counter() - t0) / n * 1e6)
-    return statistics.median(samples)
+def median_us(fn):
+    """Median us per call over 7 batches of 3000 calls (python_overhead.py's timer)."""
+    return python_overhead.median_us(fn, 3000, 7, lambda: None)
 
 
 def cuda_figures(fn, n=50, batches=7):
