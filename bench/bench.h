@@ -35,7 +35,17 @@ double bench_median_ms(lnl_device dev, bench_fn fn, void *ctx, double budget_ms)
 double bench_cpu_gemm_ms(lnl_dtype dt, int64_t M, int64_t N, int64_t K, int threads);
 const char *bench_cpu_gemm_name(void);
 int bench_cuda_available(void);
-double bench_cuda_gemm_ms(lnl_dtype dt, int64_t M, int64_t N, int64_t K);
+/* The CUDA baseline, cuBLAS on the problem's own device data: the forward's GEMM
+ * y = ln_out W^T on the already-normalized input, and the backward's dxhat = dy W and
+ * dW = dy^T ln_out, each a median in ms; y, dxhat and dw are scratch outputs. Also the
+ * forward GEMM on constant operands (the baseline before 2026-12-01's session 5), for
+ * the record. Non-zero when there is no CUDA. */
+typedef struct bench_cuda_gemms {
+    double fwd, dgrad, wgrad, fwd_constant;
+} bench_cuda_gemms;
+int bench_cuda_gemms_ms(lnl_dtype dt, int64_t M, int64_t N, int64_t K, const void *ln_out,
+                        const void *w, const void *dy, void *y, void *dxhat, void *dw,
+                        bench_cuda_gemms *out);
 double bench_cuda_time_ms(bench_fn fn, void *ctx, int reps);
 
 #endif

@@ -1,5 +1,6 @@
-/* CUDA side of lnl-bench: device buffers, CUDA-event medians, and the cuBLAS GEMM
- * alone (true fp32 for F32: the default math mode, no tf32) as the baseline. */
+/* CUDA side of lnl-bench: device buffers, CUDA-event medians, and the cuBLAS GEMMs
+ * (true fp32 for F32: the default math mode, no tf32) on the problem's own data as the
+ * baseline. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,20 +71,23 @@ double bench_cuda_time_ms(bench_fn fn, void *ctx, int reps) {
     return med;
 }
 
+/* One cublasGemmEx, column-major D[m,n] = op(A)[m,k] op(B)[k,n], in the problem's dtype
+ * with float32 accumulation (true fp32 for F32: the default math mode, no tf32). */
 typedef struct gemm_ctx {
     cublasHandle_t h;
     cudaDataType_t type;
     cublasComputeType_t compute;
-    int M, N, K;
-    void *a, *b, *c;
+    cublasOperation_t ta, tb;
+    int m, n, k, lda, ldb, ldd;
+    const void *a, *b;
+    void *d;
 } gemm_ctx;
 
-/* Row-major C[M,N] = A[M,K] B[N,K]^T is column-major C^T = B^T(op T) A: cuBLAS's TN. */
 static void run_gemm(void *p) {
     gemm_ctx *g = p;
     const float one = 1.0f, zero = 0.0f;
-    cublasStatus_t s = cublasGemmEx(g->h, CUBLAS_OP_T, CUBLAS_OP_N, g->N, g->M, g->K, &one, g->b,
-                                    g->type, g->K, g->a, g->type, g->K, &zero, g->c, g->type, g->N,
+    cublasStatus_t s = cublasGemmEx(g->h, g->ta, g->tb, g->m, g->n, g->k, &one, g->a, g->type,
+                                    g->lda, g->b, g->type, g->ldb, &zero, g->d, g->type, g->ldd,
                                     g->compute, CUBLAS_GEMM_DEFAULT);
     if (s != CUBLAS_STATUS_SUCCESS) {
         fprintf(stderr, "cublasGemmEx failed: %d\n", (int)s);
@@ -91,8 +95,19 @@ static void run_gemm(void *p) {
     }
 }
 
-double bench_cuda_gemm_ms(lnl_dtype dt, int64_t M, int64_t N, int64_t K) {
+/* g with the operation and operands set, timed as a median over ~300 ms. */
+static double time_gemm(gemm_ctx g, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                        int k, const void *a, int lda, const void *b, int ldb, void *d, int ldd) {
+    g.ta = ta, g.tb = tb, g.m = m, g.n = n, g.k = k;
+    g.a = a, g.lda = lda, g.b = b, g.ldb = ldb, g.d = d, g.ldd = ldd;
+    return bench_median_ms(LNL_DEVICE_CUDA, run_gemm, &g, 300);
+}
+
+int bench_cuda_gemms_ms(lnl_dtype dt, int64_t M, int64_t N, int64_t K, const void *ln_out,
+                        const void *w, const void *dy, void *y, void *dxhat, void *dw,
+                        bench_cuda_gemms *out) {
     gemm_ctx g;
+    memset(&g, 0, sizeof g);
     size_t es;
     switch (dt) {
     case LNL_DTYPE_F32: g.type = CUDA_R_32F, g.compute = CUBLAS_COMPUTE_32F, es = 4; break;
@@ -101,17 +116,24 @@ double bench_cuda_gemm_ms(lnl_dtype dt, int64_t M, int64_t N, int64_t K) {
     default: return -1;
     }
     if (cublasCreate(&g.h) != CUBLAS_STATUS_SUCCESS) return -1;
-    g.M = (int)M, g.N = (int)N, g.K = (int)K;
-    g.a = bench_alloc(LNL_DEVICE_CUDA, es * (size_t)(M * K));
-    g.b = bench_alloc(LNL_DEVICE_CUDA, es * (size_t)(N * K));
-    g.c = bench_alloc(LNL_DEVICE_CUDA, es * (size_t)(M * N));
-    /* Small non-zero values (0x3c00 is 1.0 in f16, ~0.0078 in bf16 high bits): never time zeros. */
-    CUDA_OK(cudaMemset(g.a, 0x3c, es * (size_t)(M * K)));
-    CUDA_OK(cudaMemset(g.b, 0x3c, es * (size_t)(N * K)));
-    double ms = bench_median_ms(LNL_DEVICE_CUDA, run_gemm, &g, 300);
-    bench_free(LNL_DEVICE_CUDA, g.a);
-    bench_free(LNL_DEVICE_CUDA, g.b);
-    bench_free(LNL_DEVICE_CUDA, g.c);
+    const int m = (int)M, n = (int)N, k = (int)K;
+    const cublasOperation_t T = CUBLAS_OP_T, NO = CUBLAS_OP_N;
+    /* Row-major y[M,N] = ln_out[M,K] W[N,K]^T is column-major y^T = (W^T)^T-op ln_out^T: TN. */
+    out->fwd = time_gemm(g, T, NO, n, m, k, w, k, ln_out, k, y, n);
+    /* dxhat[M,K] = dy[M,N] W[N,K]: column-major dxhat^T[K,M] = W^T[K,N] dy^T[N,M]: NN. */
+    out->dgrad = time_gemm(g, NO, NO, k, m, n, w, k, dy, n, dxhat, k);
+    /* dW[N,K] = dy^T[N,M] ln_out[M,K]: column-major dW^T[K,N] = ln_out^T[K,M] (dy^T[N,M])^T: NT. */
+    out->wgrad = time_gemm(g, NO, T, k, n, m, ln_out, k, dy, n, dw, k);
+    /* The forward GEMM again on constant operands (every element the same small value), as
+     * this baseline was timed up to 2026-12-01: the same instructions with fewer bits
+     * toggling in the tensor cores, kept to show what the data alone changes. */
+    void *a = bench_alloc(LNL_DEVICE_CUDA, es * (size_t)(M * K));
+    void *b = bench_alloc(LNL_DEVICE_CUDA, es * (size_t)(N * K));
+    CUDA_OK(cudaMemset(a, 0x3c, es * (size_t)(M * K)));
+    CUDA_OK(cudaMemset(b, 0x3c, es * (size_t)(N * K)));
+    out->fwd_constant = time_gemm(g, T, NO, n, m, k, b, k, a, k, y, n);
+    bench_free(LNL_DEVICE_CUDA, a);
+    bench_free(LNL_DEVICE_CUDA, b);
     cublasDestroy(g.h);
-    return ms;
+    return 0;
 }
