@@ -88,18 +88,33 @@ static fwd_layout fwd_carve(const lnl_problem *p, void *base) {
 struct bwd_plan {
     int64_t G, G2;
     int splits;
+    bool dw_x; /* dW from the raw x (dw_from_x.cu) whenever ln_out is not given */
 };
+/* dW from the raw x moves dy (M x N) where the other way of a backward without ln_out
+ * moves x (M x K): taken in bf16 where N < K, and by FUSED at any N (its other dW
+ * kernel, the mma.sync one, took 5x cuBLAS's time at 8192,4096,4096: 1.70 vs 0.34 ms,
+ * bench/cuda/profile_cuda.py, 2026-12-01). Not for launch-bound problems (the tiny
+ * class of AUTO, M*K*N <= 2^24), where its five launches cost more than they save. */
+static bool dw_from_x_serves(const lnl_problem *p) {
+    const double macs = (double)p->rows * (double)p->in_features * (double)p->out_features;
+    return p->dtype == LNL_DTYPE_BF16 && macs > (double)(1 << 24) &&
+           (p->strategy == LNL_STRATEGY_FUSED || p->out_features < p->in_features);
+}
 static bwd_plan bwd_plan_for(const lnl_problem *p, const device_info &d) {
     const int64_t M = p->rows, K = p->in_features, N = p->out_features;
     bwd_plan pl;
     pl.G = ln_bwd_grid(p->dtype, M, K, d);
     pl.G2 = colsum_grid(p->dtype, M, N, d);
-    pl.splits = p->strategy == LNL_STRATEGY_FUSED ? dw_splits(p->dtype, M, N, K, d) : 1;
+    pl.dw_x = dw_from_x_serves(p);
+    pl.splits = p->strategy == LNL_STRATEGY_FUSED || pl.dw_x ? dw_splits(p->dtype, M, N, K, d) : 1;
     return pl;
 }
 
 struct bwd_layout {
     float *mean, *rstd, *shift, *part_g, *part_b, *part_db, *part_dw;
+    void *dyp;     /* dw_x: rstd * dy [M,N] */
+    float *part_u; /* dw_x: [G2,N] */
+    int *off_centre;
     void *act, *lt;
     size_t lt_bytes; /* LT_WORKSPACE, or BLAS_WORKSPACE for float32 (cuBLAS GEMMs) */
     size_t total;
@@ -115,7 +130,11 @@ static bwd_layout bwd_carve(const lnl_problem *p, const bwd_plan &pl, void *base
     l.part_g = (float *)c.take((size_t)pl.G * K * 4);
     l.part_b = (float *)c.take((size_t)pl.G * K * 4);
     l.part_db = (float *)c.take((size_t)pl.G2 * N * 4);
-    l.part_dw = pl.splits > 1 ? (float *)c.take((size_t)pl.splits * N * K * 4) : nullptr;
+    /* dw_x: G [N,K] float32 here, or the fallback's partials over it */
+    l.part_dw = pl.splits > 1 || pl.dw_x ? (float *)c.take((size_t)pl.splits * N * K * 4) : nullptr;
+    l.dyp = pl.dw_x ? c.take((size_t)M * N * lnl_dtype_size(p->dtype)) : nullptr;
+    l.part_u = pl.dw_x ? (float *)c.take((size_t)pl.G2 * N * 4) : nullptr;
+    l.off_centre = pl.dw_x ? (int *)c.take(4) : nullptr;
     l.lt_bytes = p->dtype == LNL_DTYPE_F32 ? BLAS_WORKSPACE : LT_WORKSPACE;
     l.lt = c.take(l.lt_bytes);
     l.total = c.used;
@@ -281,8 +300,9 @@ static lnl_status backward(const lnl_bwd_args *a) {
      * statistics are given (their own rounding is far larger). When dW must be formed
      * from a recomputed LN(x), the same pass writes it (one read of x, not two). */
     const float *shift = dt == LNL_DTYPE_F32 ? l.shift : nullptr;
-    const bool fused_dw = p->strategy == LNL_STRATEGY_FUSED && !a->ln_out;
-    const bool recompute = a->dlinear_weight && !a->ln_out && !fused_dw;
+    const bool dw_x = plan.dw_x && a->dlinear_weight && !a->ln_out;
+    const bool fused_dw = p->strategy == LNL_STRATEGY_FUSED && !a->ln_out && !dw_x;
+    const bool recompute = a->dlinear_weight && !a->ln_out && !fused_dw && !dw_x;
     if (!mean || shift || recompute) {
         CU_TRY(recompute ? "layernorm forward (recompute)" : "layernorm statistics",
                launch_ln_forward(dt, a->x, recompute ? a->ln_weight : nullptr,
@@ -295,7 +315,21 @@ static lnl_status backward(const lnl_bwd_args *a) {
     }
     /* 1. dW = dy^T @ LN(x) */
     if (a->dlinear_weight) {
-        if (fused_dw) {
+        if (dw_x) {
+            /* dy' and the sums (dlinear_bias's partials among them), G = x^T-contracted
+             * with dy' by cuBLAS, the fused kernel for off-centre rows only, then dW */
+            CU_TRY("cudaMemsetAsync", cudaMemsetAsync(l.off_centre, 0, sizeof(int), s));
+            CU_TRY("dW prep (rstd * dy)", launch_dw_prep(a->dy, mean, rstd, l.dyp, l.part_u, l.part_db,
+                                                        l.off_centre, M, N, plan.G2, s));
+            ST_TRY(bwd_gemm(dt, true, true, K, N, M, a->x, K, l.dyp, N, l.part_dw, K, l, s));
+            CU_TRY("fused dW GEMM (off-centre rows)",
+                   launch_fused_dw_gemm(dt, a->dy, a->x, mean, rstd, nullptr, a->ln_weight, a->ln_bias,
+                                        a->dlinear_weight, l.part_dw, plan.splits, M, K, N, d, s,
+                                        l.off_centre));
+            CU_TRY("dW finish", launch_dw_finish(l.part_dw, plan.splits, l.part_u, l.part_db, plan.G2,
+                                                 a->ln_weight, a->ln_bias, l.off_centre,
+                                                 a->dlinear_weight, N, K, s));
+        } else if (fused_dw) {
             CU_TRY("fused dW GEMM",
                    launch_fused_dw_gemm(dt, a->dy, a->x, mean, rstd, shift, a->ln_weight, a->ln_bias,
                                         a->dlinear_weight, l.part_dw, plan.splits, M, K, N, d, s));
@@ -313,7 +347,9 @@ static lnl_status backward(const lnl_bwd_args *a) {
     int njobs = 0;
     /* 2. db = column sums of dy, in a fixed order */
     if (a->dlinear_bias) {
-        CU_TRY("bias-gradient partials", launch_colsum_partials(dt, a->dy, M, N, plan.G2, l.part_db, s));
+        if (!dw_x) /* the dW prep wrote them */
+            CU_TRY("bias-gradient partials",
+                   launch_colsum_partials(dt, a->dy, M, N, plan.G2, l.part_db, s));
         jobs[njobs++] = {l.part_db, plan.G2, N, a->dlinear_bias};
     }
     /* 3. dxhat = dy @ W, then the LayerNorm backward (reuses the act region) */

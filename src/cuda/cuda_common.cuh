@@ -174,11 +174,25 @@ cudaError_t launch_fused_forward_with_stats(lnl_dtype dt, const void *x, float *
                                             const void *W, const void *bias, void *y, int64_t M,
                                             int64_t K, int64_t N, cudaStream_t s, bool *done);
 /* dW = dy^T @ LN(x), LN rebuilt while loading x; splits > 1 writes float partials
- * [splits,N,K] to part and reduces them in order. */
+ * [splits,N,K] to part and reduces them in order. With run_if (bf16/f16 only), the
+ * kernel returns at once unless *run_if != 0, and otherwise always writes the float
+ * partials, which the caller reduces (dw_from_x.cu's fallback; dW is not written). */
 cudaError_t launch_fused_dw_gemm(lnl_dtype dt, const void *dy, const void *x, const float *mean,
                                  const float *rstd, const float *shift, const void *gamma, const void *beta, void *dW,
                                  float *part, int splits, int64_t M, int64_t K, int64_t N,
-                                 const device_info &d, cudaStream_t s);
+                                 const device_info &d, cudaStream_t s, const int *run_if = nullptr);
+/* dW from the raw x, bf16 (dw_from_x.cu). Prep: dyp = T(rstd * dy) [M,N], partial rows
+ * [G2,N] of u = sum dyp * mean and v = sum dy (part_v: the layout of
+ * launch_colsum_partials, so it serves dlinear_bias too), and *off_centre = 1 where a
+ * row's |mean| * rstd exceeds FOLD_MAX_MEAN_RSTD (cleared by the caller). Finish:
+ * dW = gamma * (G - u) + beta * v from G [N,K] float32 at part, or, with *off_centre
+ * set, the sum of the fused kernel's [splits,N,K] partials at part. */
+cudaError_t launch_dw_prep(const void *dy, const float *mean, const float *rstd, void *dyp,
+                           float *part_u, float *part_v, int *off_centre, int64_t M, int64_t N,
+                           int64_t G2, cudaStream_t s);
+cudaError_t launch_dw_finish(const float *part, int splits, const float *part_u, const float *part_v,
+                             int64_t G2, const void *gamma, const void *beta, const int *off_centre,
+                             void *dW, int64_t N, int64_t K, cudaStream_t s);
 
 /* ---- cuBLASLt (gemm_cublaslt.cu) ---- */
 enum lt_epilogue { LT_NONE, LT_BIAS };

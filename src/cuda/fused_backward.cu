@@ -24,11 +24,12 @@ int dw_splits(lnl_dtype dt, int64_t M, int64_t N, int64_t K, const device_info &
 template <typename T>
 static cudaError_t fused_dw_t(const T *dy, const T *x, const float *mean, const float *rstd,
                               const float *shift, const T *gamma, const T *beta, T *dW, float *part, int splits,
-                              int64_t M, int64_t K, int64_t N, int sm_count, cudaStream_t s) {
+                              int64_t M, int64_t K, int64_t N, int sm_count, cudaStream_t s,
+                              const int *run_if) {
     const bool f32 = std::is_same<T, float>::value;
     const int64_t bk = f32 ? SG_BK : TC_BK;
     const int64_t per = ((M + splits - 1) / splits + bk - 1) / bk * bk;
-    float *pz = splits > 1 ? part : nullptr;
+    float *pz = splits > 1 || run_if ? part : nullptr;
     if constexpr (std::is_same<T, float>::value) {
         static_assert(S128_BK == SG_BK, "per-split row counts are multiples of both kernels' depth");
         const int64_t tiles = ((N + S128_BM - 1) / S128_BM) * ((K + S128_BN - 1) / S128_BN) * splits;
@@ -48,13 +49,15 @@ static cudaError_t fused_dw_t(const T *dy, const T *x, const float *mean, const 
                          aligned16(gamma) && aligned16(beta);
         if (vec)
             tc_ln_gemm_kernel<T, MODE_DW, true><<<grid, TC_THREADS, 0, s>>>(
-                dy, x, mean, rstd, gamma, beta, nullptr, dW, pz, M, K, N, per);
+                dy, x, mean, rstd, gamma, beta, nullptr, dW, pz, M, K, N, per, nullptr, nullptr, 0.f,
+                run_if);
         else
             tc_ln_gemm_kernel<T, MODE_DW, false><<<grid, TC_THREADS, 0, s>>>(
-                dy, x, mean, rstd, gamma, beta, nullptr, dW, pz, M, K, N, per);
+                dy, x, mean, rstd, gamma, beta, nullptr, dW, pz, M, K, N, per, nullptr, nullptr, 0.f,
+                run_if);
     }
     cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess || splits == 1) return e;
+    if (e != cudaSuccess || splits == 1 || run_if) return e;
     return launch_reduce_partials(std::is_same<T, float>::value        ? LNL_DTYPE_F32
                                   : std::is_same<T, __half>::value     ? LNL_DTYPE_F16
                                                                        : LNL_DTYPE_BF16,
@@ -65,11 +68,13 @@ cudaError_t launch_fused_dw_gemm(lnl_dtype dt, const void *dy, const void *x, co
                                  const float *rstd, const float *shift, const void *gamma,
                                  const void *beta, void *dW,
                                  float *part, int splits, int64_t M, int64_t K, int64_t N,
-                                 const device_info &d, cudaStream_t s) {
+                                 const device_info &d, cudaStream_t s, const int *run_if) {
+    if (run_if && dt == LNL_DTYPE_F32) return cudaErrorInvalidValue; /* the SIMT kernels have no flag */
     cudaError_t e = cudaSuccess;
     LNL_DISPATCH(dt, T,
                  e = fused_dw_t<T>((const T *)dy, (const T *)x, mean, rstd, shift, (const T *)gamma,
-                                   (const T *)beta, (T *)dW, part, splits, M, K, N, d.sm_count, s));
+                                   (const T *)beta, (T *)dW, part, splits, M, K, N, d.sm_count, s,
+                                   run_if));
     return e;
 }
 

@@ -134,7 +134,8 @@ __device__ __forceinline__ void row_stats4(const T *__restrict__ x, int64_t row,
 }
 
 /* Grid: x = tiles of output rows (M for FWD, N for DW), y = tiles of output columns,
- * z = reduction splits (DW). red_per_split is a multiple of TC_BK. STATS (FWD only):
+ * z = reduction splits (DW). red_per_split is a multiple of TC_BK. run_if (DW): the
+ * block returns at once when *run_if == 0. STATS (FWD only):
  * mean/rstd are computed here (row_stats4) and written to stats_mean/stats_rstd
  * instead of being read from mean/rstd. */
 template <typename T, int MODE, bool VEC, bool STATS = false>
@@ -145,8 +146,10 @@ tc_ln_gemm_kernel(const T *__restrict__ aop, const T *__restrict__ bop,
                   const T *__restrict__ bias, T *__restrict__ out, float *__restrict__ part,
                   int64_t M, int64_t K, int64_t N, int64_t red_per_split,
                   float *__restrict__ stats_mean = nullptr, float *__restrict__ stats_rstd = nullptr,
-                  float eps = 0.f) {
+                  float eps = 0.f, const int *__restrict__ run_if = nullptr) {
     static_assert(!STATS || MODE == MODE_FWD, "in-kernel statistics are for the forward");
+    /* dw_from_x.cu's fallback: nothing to do unless its flag is set */
+    if (MODE == MODE_DW && run_if && *run_if == 0) return;
     constexpr bool KMAJ = MODE == MODE_FWD;
     __shared__ __align__(16) T smA[2][TC_TILE];
     __shared__ __align__(16) T smB[2][TC_TILE];

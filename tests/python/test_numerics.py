@@ -181,6 +181,23 @@ def test_cuda_16bit_fused_many_tiles(M, K, N, dtype, offset):
     check_all(inputs, dy, dtype, strategy="fused")
 
 
+# A bf16 backward without ln_out takes dW from the raw x where N < K (dw_from_x.cu):
+# dW = gamma * (dy'^T x - u) + beta * v with dy' = rstd * dy, whose float32 GEMM carries
+# each row's mean until u takes it off again. 100 + 2 N(0,1) rows (|mean| * rstd ~ 50) sit
+# just inside its limit of 64, with 33000 rows of accumulation; "one_row" moves one row to 1e3, past the limit, which sends
+# the whole call to the fused dW kernel on the device's own decision.
+@pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
+@pytest.mark.parametrize("strategy", ["unfused", "fused"])
+@pytest.mark.parametrize("offset", [100.0, "one_row"])
+def test_cuda_bf16_dw_from_x(strategy, offset):
+    M, K, N = 33000, 1024, 200
+    inputs, dy = make_inputs((M,), K, N, torch.bfloat16, "cuda",
+                             offset=offset if isinstance(offset, float) else 3.0)
+    if offset == "one_row":
+        inputs[0][M // 3] += 1e3
+    check_all(inputs, dy, torch.bfloat16, strategy=strategy, recompute=True)
+
+
 # AUTO resolves the forward and the backward separately. A bf16/f16 problem on Hopper
 # with N <= 1024, M*K >= 2^25 and enough 128-row tiles for 3/4 of the SMs takes the
 # fused forward and the unfused backward, which rebuilds LN(x) from mean and rstd (or
