@@ -38,8 +38,8 @@ constexpr int PREP_UNROLL = 4, FINISH_THREADS = 256;
 /* Block (bx, g) handles rows [g*R, (g+1)*R) of its column range, R = ceil(M / gridDim.y):
  * writes dy' for them and their partial sums of u and v (row g of part_u, part_v),
  * adding rows in order, so the partials depend only on M, N and the grid. A thread
- * owns V adjacent columns (16-byte accesses when V = 8). Thread 0 of the blocks of
- * column range 0 tests every row for the flag. */
+ * owns V adjacent columns (16-byte accesses when V = 8). The blocks of column range 0
+ * also test every row for the flag. */
 template <int V>
 __global__ void dw_prep_kernel(const bf16 *__restrict__ dy, const float *__restrict__ mean,
                                const float *__restrict__ rstd, bf16 *__restrict__ dyp,
@@ -48,9 +48,9 @@ __global__ void dw_prep_kernel(const bf16 *__restrict__ dy, const float *__restr
     const int64_t n0 = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * V;
     const int64_t R = (M + gridDim.y - 1) / gridDim.y;
     const int64_t r0 = blockIdx.y * R, r1 = min64(M, r0 + R);
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
+    if (blockIdx.x == 0) { /* the rows' test, spread over the block's threads */
         bool off = false;
-        for (int64_t m = r0; m < r1; m++) off |= off_centre_row(mean[m], rstd[m]);
+        for (int64_t m = r0 + threadIdx.x; m < r1; m += blockDim.x) off |= off_centre_row(mean[m], rstd[m]);
         if (off) atomicOr(off_centre, 1);
     }
     if (n0 >= N) return;
@@ -102,39 +102,100 @@ __global__ void dw_prep_kernel(const bf16 *__restrict__ dy, const float *__restr
     }
 }
 
-/* Block n writes row n of dW: from G and the sums of u[n], v[n] over the G2 partial rows
- * (thread t adds rows t, t + 256, ... in order, then the fixed block tree), or, with
- * the flag set, the sum of the fused kernel's float32 partials in split order. */
-__global__ void __launch_bounds__(FINISH_THREADS)
-dw_finish_kernel(const float *__restrict__ part, int splits, const float *__restrict__ part_u,
-                 const float *__restrict__ part_v, int64_t G2, const bf16 *__restrict__ gamma,
-                 const bf16 *__restrict__ beta, const int *__restrict__ off_centre,
-                 bf16 *__restrict__ dW, int64_t N, int64_t K) {
-    __shared__ float2 red[32];
-    const int64_t n = blockIdx.x;
-    const bool fallback = *off_centre != 0;
-    float u = 0.f, v = 0.f;
-    if (!fallback) {
-        float su = 0.f, sv = 0.f;
-        for (int64_t g = threadIdx.x; g < G2; g += FINISH_THREADS) {
-            su += part_u[g * N + n];
-            sv += part_v[g * N + n];
+/* u[n] and v[n] from their G2 partial rows, into uv[2n], uv[2n + 1]: a block owns
+ * SUM_COLS adjacent columns (coalesced rows of partials) and splits the rows among
+ * SUM_LANES lanes, lane j adding rows j, j + SUM_LANES, ... in order, then the lane sums
+ * in lane order: a fixed order. Skipped with the flag set. (Summed inside the finish
+ * kernel, one column per block with strided loads, this took 17 us at 32768,4096,256.) */
+constexpr int SUM_COLS = 32, SUM_LANES = 16;
+__global__ void __launch_bounds__(SUM_COLS * SUM_LANES)
+dw_sums_kernel(const float *__restrict__ part_u, const float *__restrict__ part_v, int64_t G2,
+               const int *__restrict__ off_centre, float *__restrict__ uv, int64_t N) {
+    __shared__ float2 lane_sum[SUM_LANES][SUM_COLS + 1];
+    if (*off_centre) return;
+    const int64_t n = (int64_t)blockIdx.x * SUM_COLS + threadIdx.x;
+    float2 acc = make_float2(0.f, 0.f);
+    if (n < N)
+        for (int64_t g = threadIdx.y; g < G2; g += SUM_LANES) {
+            acc.x += part_u[g * N + n];
+            acc.y += part_v[g * N + n];
         }
-        const float2 t = block_sum2(su, sv, red);
-        u = t.x, v = t.y;
+    lane_sum[threadIdx.y][threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.y == 0 && n < N) {
+        float2 t = make_float2(0.f, 0.f);
+#pragma unroll
+        for (int i = 0; i < SUM_LANES; i++) t.x += lane_sum[i][threadIdx.x].x, t.y += lane_sum[i][threadIdx.x].y;
+        uv[2 * n] = t.x;
+        uv[2 * n + 1] = t.y;
     }
+}
+
+/* Block (n, c) writes FINISH_ELEMS adjacent elements a thread of row n of dW, from
+ * chunk c of the row: gamma * (G - u) + beta * v, or, with the flag set, the sum of the
+ * fused kernel's float32 partials in split order. VEC: K % 4 == 0 and dW, gamma, beta
+ * 8-byte aligned (16-byte float loads of G, 8-byte loads and stores of bf16). */
+constexpr int FINISH_ELEMS = 4;
+template <bool VEC>
+__global__ void __launch_bounds__(FINISH_THREADS)
+dw_finish_kernel(const float *__restrict__ part, int splits, const float *__restrict__ uv,
+                 const bf16 *__restrict__ gamma, const bf16 *__restrict__ beta,
+                 const int *__restrict__ off_centre, bf16 *__restrict__ dW, int64_t N, int64_t K) {
+    const int64_t n = blockIdx.x;
+    const int64_t k0 = ((int64_t)blockIdx.y * FINISH_THREADS + threadIdx.x) * FINISH_ELEMS;
+    if (k0 >= K) return;
+    const bool fallback = *off_centre != 0;
+    const float u = fallback ? 0.f : uv[2 * n], v = fallback ? 0.f : uv[2 * n + 1];
     const float *row = part + n * K;
-    for (int64_t k = threadIdx.x; k < K; k += FINISH_THREADS) {
-        float r;
-        if (fallback) {
-            r = 0.f;
-            for (int z = 0; z < splits; z++) r += row[(int64_t)z * N * K + k];
-        } else {
-            const float g = gamma ? __bfloat162float(gamma[k]) : 1.f;
-            const float b = beta ? __bfloat162float(beta[k]) : 0.f;
-            r = g * (row[k] - u) + b * v;
+    float r[FINISH_ELEMS] = {}, g[FINISH_ELEMS] = {}, b[FINISH_ELEMS] = {};
+    const int cnt = (int)min64(FINISH_ELEMS, K - k0);
+    if (fallback) {
+        for (int z = 0; z < splits; z++) {
+            const float *pz = row + (int64_t)z * N * K + k0;
+            if (VEC) {
+                const float4 t = *reinterpret_cast<const float4 *>(pz);
+                r[0] += t.x, r[1] += t.y, r[2] += t.z, r[3] += t.w;
+            } else {
+                for (int j = 0; j < cnt; j++) r[j] += pz[j];
+            }
         }
-        dW[n * K + k] = __float2bfloat16_rn(r);
+    } else {
+        if (VEC) {
+            const float4 t = *reinterpret_cast<const float4 *>(row + k0);
+            r[0] = t.x, r[1] = t.y, r[2] = t.z, r[3] = t.w;
+            bf16 gv[4], bv[4];
+            if (gamma) {
+                const uint2 w = __ldg(reinterpret_cast<const uint2 *>(gamma + k0));
+                memcpy(gv, &w, 8);
+            }
+            if (beta) {
+                const uint2 w = __ldg(reinterpret_cast<const uint2 *>(beta + k0));
+                memcpy(bv, &w, 8);
+            }
+#pragma unroll
+            for (int j = 0; j < FINISH_ELEMS; j++) {
+                g[j] = gamma ? __bfloat162float(gv[j]) : 1.f;
+                b[j] = beta ? __bfloat162float(bv[j]) : 0.f;
+            }
+        } else {
+            for (int j = 0; j < cnt; j++) {
+                r[j] = row[k0 + j];
+                g[j] = gamma ? __bfloat162float(gamma[k0 + j]) : 1.f;
+                b[j] = beta ? __bfloat162float(beta[k0 + j]) : 0.f;
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < FINISH_ELEMS; j++) r[j] = g[j] * (r[j] - u) + b[j] * v;
+    }
+    if (VEC) {
+        bf16 o[4];
+#pragma unroll
+        for (int j = 0; j < FINISH_ELEMS; j++) o[j] = __float2bfloat16_rn(r[j]);
+        uint2 w;
+        memcpy(&w, o, 8);
+        *reinterpret_cast<uint2 *>(dW + n * K + k0) = w;
+    } else {
+        for (int j = 0; j < cnt; j++) dW[n * K + k0 + j] = __float2bfloat16_rn(r[j]);
     }
 }
 
@@ -159,11 +220,22 @@ cudaError_t launch_dw_prep(const void *dy, const float *mean, const float *rstd,
 }
 
 cudaError_t launch_dw_finish(const float *part, int splits, const float *part_u, const float *part_v,
-                             int64_t G2, const void *gamma, const void *beta, const int *off_centre,
-                             void *dW, int64_t N, int64_t K, cudaStream_t s) {
-    dw_finish_kernel<<<(unsigned)N, FINISH_THREADS, 0, s>>>(part, splits, part_u, part_v, G2,
-                                                           (const bf16 *)gamma, (const bf16 *)beta,
-                                                           off_centre, (bf16 *)dW, N, K);
+                             int64_t G2, float *uv, const void *gamma, const void *beta,
+                             const int *off_centre, void *dW, int64_t N, int64_t K, cudaStream_t s) {
+    dw_sums_kernel<<<(unsigned)((N + SUM_COLS - 1) / SUM_COLS), dim3(SUM_COLS, SUM_LANES), 0, s>>>(
+        part_u, part_v, G2, off_centre, uv, N);
+    const auto a8 = [](const void *p) { return ((uintptr_t)p & 7u) == 0; };
+    const bool vec = K % FINISH_ELEMS == 0 && a8(dW) && a8(gamma) && a8(beta);
+    const int64_t chunk = (int64_t)FINISH_THREADS * FINISH_ELEMS;
+    const dim3 grid((unsigned)N, (unsigned)((K + chunk - 1) / chunk));
+    if (vec)
+        dw_finish_kernel<true><<<grid, FINISH_THREADS, 0, s>>>(part, splits, uv, (const bf16 *)gamma,
+                                                              (const bf16 *)beta, off_centre,
+                                                              (bf16 *)dW, N, K);
+    else
+        dw_finish_kernel<false><<<grid, FINISH_THREADS, 0, s>>>(part, splits, uv, (const bf16 *)gamma,
+                                                               (const bf16 *)beta, off_centre,
+                                                               (bf16 *)dW, N, K);
     return cudaGetLastError();
 }
 
