@@ -113,7 +113,7 @@ static bwd_plan bwd_plan_for(const lnl_problem *p, const device_info &d) {
 struct bwd_layout {
     float *mean, *rstd, *shift, *part_g, *part_b, *part_db, *part_dw;
     void *dyp;     /* dw_x: rstd * dy [M,N] */
-    float *part_u, *uv; /* dw_x: [G2,N]; [2N] */
+    float *part_u, *uv; /* dw_x: [G2,N]; [DW_SUM_CHUNKS,N] pairs */
     int *off_centre;
     void *act, *lt;
     size_t lt_bytes; /* LT_WORKSPACE, or BLAS_WORKSPACE for float32 (cuBLAS GEMMs) */
@@ -134,7 +134,7 @@ static bwd_layout bwd_carve(const lnl_problem *p, const bwd_plan &pl, void *base
     l.part_dw = pl.splits > 1 || pl.dw_x ? (float *)c.take((size_t)pl.splits * N * K * 4) : nullptr;
     l.dyp = pl.dw_x ? c.take((size_t)M * N * lnl_dtype_size(p->dtype)) : nullptr;
     l.part_u = pl.dw_x ? (float *)c.take((size_t)pl.G2 * N * 4) : nullptr;
-    l.uv = pl.dw_x ? (float *)c.take((size_t)N * 2 * 4) : nullptr;
+    l.uv = pl.dw_x ? (float *)c.take((size_t)DW_SUM_CHUNKS * N * 2 * 4) : nullptr;
     l.off_centre = pl.dw_x ? (int *)c.take(4) : nullptr;
     l.lt_bytes = p->dtype == LNL_DTYPE_F32 ? BLAS_WORKSPACE : LT_WORKSPACE;
     l.lt = c.take(l.lt_bytes);
@@ -329,7 +329,7 @@ static lnl_status backward(const lnl_bwd_args *a) {
                                         l.off_centre));
             CU_TRY("dW finish", launch_dw_finish(l.part_dw, plan.splits, l.part_u, l.part_db, plan.G2,
                                                  l.uv, a->ln_weight, a->ln_bias, l.off_centre,
-                                                 a->dlinear_weight, N, K, s));
+                                                 a->dlinear_weight, N, K, d, s));
         } else if (fused_dw) {
             CU_TRY("fused dW GEMM",
                    launch_fused_dw_gemm(dt, a->dy, a->x, mean, rstd, shift, a->ln_weight, a->ln_bias,

@@ -185,15 +185,17 @@ cudaError_t launch_fused_dw_gemm(lnl_dtype dt, const void *dy, const void *x, co
  * [G2,N] of u = sum dyp * mean and v = sum dy (part_v: the layout of
  * launch_colsum_partials, so it serves dlinear_bias too), and *off_centre = 1 where a
  * row's |mean| * rstd exceeds FOLD_MAX_MEAN_RSTD (cleared by the caller). Finish:
- * u and v summed into uv [2N], then dW = gamma * (G - u) + beta * v from G [N,K]
- * float32 at part, or, with *off_centre set, the sum of the fused kernel's [splits,N,K]
- * partials at part. */
+ * u and v summed by chunks of partial rows into uv ([chunks,N] float pairs), then
+ * dW = gamma * (G - u) + beta * v from G [N,K] float32 at part, or, with *off_centre
+ * set, the sum of the fused kernel's [splits,N,K] partials at part. */
 cudaError_t launch_dw_prep(const void *dy, const float *mean, const float *rstd, void *dyp,
                            float *part_u, float *part_v, int *off_centre, int64_t M, int64_t N,
                            int64_t G2, cudaStream_t s);
+constexpr int DW_SUM_CHUNKS = 32; /* uv holds DW_SUM_CHUNKS x 2N floats */
 cudaError_t launch_dw_finish(const float *part, int splits, const float *part_u, const float *part_v,
                              int64_t G2, float *uv, const void *gamma, const void *beta,
-                             const int *off_centre, void *dW, int64_t N, int64_t K, cudaStream_t s);
+                             const int *off_centre, void *dW, int64_t N, int64_t K,
+                             const device_info &d, cudaStream_t s);
 
 /* ---- cuBLASLt (gemm_cublaslt.cu) ---- */
 enum lt_epilogue { LT_NONE, LT_BIAS };

@@ -102,21 +102,26 @@ __global__ void dw_prep_kernel(const bf16 *__restrict__ dy, const float *__restr
     }
 }
 
-/* u[n] and v[n] from their G2 partial rows, into uv[2n], uv[2n + 1]: a block owns
- * SUM_COLS adjacent columns (coalesced rows of partials) and splits the rows among
- * SUM_LANES lanes, lane j adding rows j, j + SUM_LANES, ... in order, then the lane sums
- * in lane order: a fixed order. Skipped with the flag set. (Summed inside the finish
- * kernel, one column per block with strided loads, this took 17 us at 32768,4096,256.) */
+/* u[n] and v[n] from their G2 partial rows, in two fixed-order steps. Block (bx, t)
+ * owns SUM_COLS adjacent columns (coalesced rows of partials) and chunk t of the G2
+ * rows, which its SUM_LANES lanes split, lane j adding rows j, j + SUM_LANES, ... of
+ * the chunk in order, then the lane sums in lane order; it writes uv[t][n] = {u, v}.
+ * dw_finish adds the chunks t = 0 .. S-1 in order. The chunks spread the work over
+ * the SMs where N is small: at 32768,4096,256 (G2 = 4224 partial rows, 8 column
+ * blocks) one chunk took 41 us on the H200, and the first version, one column per
+ * block with strided loads inside dw_finish, 17 us. Skipped with the flag set. */
 constexpr int SUM_COLS = 32, SUM_LANES = 16;
 __global__ void __launch_bounds__(SUM_COLS * SUM_LANES)
 dw_sums_kernel(const float *__restrict__ part_u, const float *__restrict__ part_v, int64_t G2,
-               const int *__restrict__ off_centre, float *__restrict__ uv, int64_t N) {
+               const int *__restrict__ off_centre, float2 *__restrict__ uv, int64_t N) {
     __shared__ float2 lane_sum[SUM_LANES][SUM_COLS + 1];
     if (*off_centre) return;
     const int64_t n = (int64_t)blockIdx.x * SUM_COLS + threadIdx.x;
+    const int64_t C = (G2 + gridDim.y - 1) / gridDim.y;
+    const int64_t g0 = blockIdx.y * C, g1 = min64(G2, g0 + C);
     float2 acc = make_float2(0.f, 0.f);
     if (n < N)
-        for (int64_t g = threadIdx.y; g < G2; g += SUM_LANES) {
+        for (int64_t g = g0 + threadIdx.y; g < g1; g += SUM_LANES) {
             acc.x += part_u[g * N + n];
             acc.y += part_v[g * N + n];
         }
@@ -126,8 +131,7 @@ dw_sums_kernel(const float *__restrict__ part_u, const float *__restrict__ part_
         float2 t = make_float2(0.f, 0.f);
 #pragma unroll
         for (int i = 0; i < SUM_LANES; i++) t.x += lane_sum[i][threadIdx.x].x, t.y += lane_sum[i][threadIdx.x].y;
-        uv[2 * n] = t.x;
-        uv[2 * n + 1] = t.y;
+        uv[blockIdx.y * N + n] = t;
     }
 }
 
@@ -138,14 +142,19 @@ dw_sums_kernel(const float *__restrict__ part_u, const float *__restrict__ part_
 constexpr int FINISH_ELEMS = 4;
 template <bool VEC>
 __global__ void __launch_bounds__(FINISH_THREADS)
-dw_finish_kernel(const float *__restrict__ part, int splits, const float *__restrict__ uv,
-                 const bf16 *__restrict__ gamma, const bf16 *__restrict__ beta,
+dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__restrict__ uv,
+                 int chunks, const bf16 *__restrict__ gamma, const bf16 *__restrict__ beta,
                  const int *__restrict__ off_centre, bf16 *__restrict__ dW, int64_t N, int64_t K) {
     const int64_t n = blockIdx.x;
     const int64_t k0 = ((int64_t)blockIdx.y * FINISH_THREADS + threadIdx.x) * FINISH_ELEMS;
     if (k0 >= K) return;
     const bool fallback = *off_centre != 0;
-    const float u = fallback ? 0.f : uv[2 * n], v = fallback ? 0.f : uv[2 * n + 1];
+    float u = 0.f, v = 0.f;
+    if (!fallback)
+        for (int t = 0; t < chunks; t++) {
+            const float2 c = uv[t * N + n];
+            u += c.x, v += c.y;
+        }
     const float *row = part + n * K;
     float r[FINISH_ELEMS] = {}, g[FINISH_ELEMS] = {}, b[FINISH_ELEMS] = {};
     const int cnt = (int)min64(FINISH_ELEMS, K - k0);
@@ -221,21 +230,26 @@ cudaError_t launch_dw_prep(const void *dy, const float *mean, const float *rstd,
 
 cudaError_t launch_dw_finish(const float *part, int splits, const float *part_u, const float *part_v,
                              int64_t G2, float *uv, const void *gamma, const void *beta,
-                             const int *off_centre, void *dW, int64_t N, int64_t K, cudaStream_t s) {
-    dw_sums_kernel<<<(unsigned)((N + SUM_COLS - 1) / SUM_COLS), dim3(SUM_COLS, SUM_LANES), 0, s>>>(
-        part_u, part_v, G2, off_centre, uv, N);
+                             const int *off_centre, void *dW, int64_t N, int64_t K,
+                             const device_info &d, cudaStream_t s) {
+    /* chunks of the partial rows: about two blocks an SM, at most DW_SUM_CHUNKS */
+    const int64_t bx = (N + SUM_COLS - 1) / SUM_COLS;
+    const int chunks = (int)std::max<int64_t>(
+        1, std::min<int64_t>({DW_SUM_CHUNKS, G2, (2 * (int64_t)d.sm_count + bx - 1) / bx}));
+    dw_sums_kernel<<<dim3((unsigned)bx, (unsigned)chunks), dim3(SUM_COLS, SUM_LANES), 0, s>>>(
+        part_u, part_v, G2, off_centre, (float2 *)uv, N);
     const auto a8 = [](const void *p) { return ((uintptr_t)p & 7u) == 0; };
     const bool vec = K % FINISH_ELEMS == 0 && a8(dW) && a8(gamma) && a8(beta);
-    const int64_t chunk = (int64_t)FINISH_THREADS * FINISH_ELEMS;
-    const dim3 grid((unsigned)N, (unsigned)((K + chunk - 1) / chunk));
+    const int64_t per_block = (int64_t)FINISH_THREADS * FINISH_ELEMS;
+    const dim3 grid((unsigned)N, (unsigned)((K + per_block - 1) / per_block));
     if (vec)
-        dw_finish_kernel<true><<<grid, FINISH_THREADS, 0, s>>>(part, splits, uv, (const bf16 *)gamma,
-                                                              (const bf16 *)beta, off_centre,
-                                                              (bf16 *)dW, N, K);
+        dw_finish_kernel<true><<<grid, FINISH_THREADS, 0, s>>>(part, splits, (const float2 *)uv, chunks,
+                                                              (const bf16 *)gamma, (const bf16 *)beta,
+                                                              off_centre, (bf16 *)dW, N, K);
     else
-        dw_finish_kernel<false><<<grid, FINISH_THREADS, 0, s>>>(part, splits, uv, (const bf16 *)gamma,
-                                                               (const bf16 *)beta, off_centre,
-                                                               (bf16 *)dW, N, K);
+        dw_finish_kernel<false><<<grid, FINISH_THREADS, 0, s>>>(part, splits, (const float2 *)uv, chunks,
+                                                               (const bf16 *)gamma, (const bf16 *)beta,
+                                                               off_centre, (bf16 *)dW, N, K);
     return cudaGetLastError();
 }
 
