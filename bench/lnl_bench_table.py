@@ -1,0 +1,91 @@
+"""Markdown tables of one `lnl-bench --device cuda` run, from its printed output, against
+issue #7's targets (the README's GPU tables are made with it).
+
+    python3 bench/lnl_bench_table.py bench.log [--dtype bf16]
+
+It reads the text lnl-bench prints (not its --json, which a run cut short never writes):
+each shape's baseline line (cuBLAS on the problem's own data: the forward GEMM, the two
+backward GEMMs, the forward+backward floor and the forward GEMM on constant data) and
+the rows of FUSED, UNFUSED and AUTO. #7's targets, per shape, judged on FUSED's forward
+and on AUTO's forward + backward (what a caller gets):
+  - bf16/f16 forward, N >= 1024: <= 1.05 x the forward GEMM; N = 256: <= 1.2 x
+    max(the forward GEMM, reading x once at 4.2 TB/s); none set for other N;
+  - f32 forward: <= 1.05 x the (true fp32) forward GEMM;
+  - bf16/f16 forward + backward: <= 1.05 x the floor (the three GEMMs, plus 3 M K
+    elements and dy once at 4.2 TB/s; lnl-bench's f+b/floor column).
+"""
+import argparse
+import re
+import sys
+
+BASE = re.compile(r"^cuda (\w+)\s+(\d+),(\d+),(\d+)\s+cuBLAS GEMM\s+([\d.]+) .*three GEMMs of fwd\+bwd: "
+                  r"([\d.]+) ms = [\d.]+ \+ dy\.W ([\d.]+) \+ dy\^T\.ln_out ([\d.]+); f\+b floor "
+                  r"([\d.]+) ms; the forward GEMM on constant data ([\d.]+) ms")
+ROW = re.compile(r"^cuda (\w+)\s+(\d+),(\d+),(\d+)\s+(fused|unfused|auto)(?:->(\S+))?\s+([\d.]+)\s+([\d.]+)\s"
+                 r".*\s([\d.]+e[-+]\d+)\s+([\d.]+) (ok|FAIL)$")
+ELEM = {"bf16": 2, "f16": 2, "f32": 4}
+
+
+def parse(lines):
+    shapes = {}
+    for line in lines:
+        m = BASE.match(line)
+        if m:
+            dt, M, K, N = m.group(1), *map(int, m.group(2, 3, 4))
+            g, g3, dg, wg, floor, const = map(float, m.group(5, 6, 7, 8, 9, 10))
+            shapes[(dt, M, K, N)] = {"gemm": g, "gemm3": g3, "floor": floor, "const": const}
+            continue
+        m = ROW.match(line)
+        if m and (m.group(1), *map(int, m.group(2, 3, 4))) in shapes:
+            key = (m.group(1), *map(int, m.group(2, 3, 4)))
+            shapes[key][m.group(5)] = {"fwd": float(m.group(7)), "bwd": float(m.group(8)),
+                                       "resolved": m.group(6) or m.group(5),
+                                       "err": float(m.group(9)), "ok": m.group(11) == "ok"}
+    return shapes
+
+
+def fwd_target(dt, M, K, N, gemm):
+    if dt == "f32" or N >= 1024:
+        return 1.05 * gemm
+    if N == 256:
+        return 1.2 * max(gemm, M * K * ELEM[dt] / 4.2e9)
+    return None
+
+
+def table(shapes, dtype):
+    out = ["| M, K, N | cuBLAS GEMM ms (constant data) | FUSED fwd | FUSED f+b / floor | "
+           "UNFUSED fwd | UNFUSED f+b / floor | AUTO fwd (resolves to) | AUTO fwd ms | "
+           "AUTO f+b ms | AUTO f+b / floor | #7 FUSED fwd: target ms, met? | #7 AUTO f+b <= 1.05 floor? |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    x = lambda v: f"{v:.2f}x"  # noqa: E731
+    for (dt, M, K, N), s in shapes.items():
+        if dt != dtype or not all(k in s for k in ("fused", "unfused", "auto")):
+            continue
+        f, u, a = s["fused"], s["unfused"], s["auto"]
+        fb = lambda r: (r["fwd"] + r["bwd"]) / s["floor"]  # noqa: E731
+        t = fwd_target(dt, M, K, N, s["gemm"])
+        tgt = "-" if t is None else f"{t:.4f}, " + ("met" if f["fwd"] <= t else "not met")
+        fb_ok = "-" if dt == "f32" else "met" if fb(a) <= 1.05 else "not met"
+        out.append(
+            f"| {M}, {K}, {N} | {s['gemm']:.4f} ({s['const']:.4f}) | {x(f['fwd'] / s['gemm'])} | "
+            f"{x(fb(f))} | {x(u['fwd'] / s['gemm'])} | {x(fb(u))} | "
+            f"{x(a['fwd'] / s['gemm'])} ({a['resolved']}) | {a['fwd']:.4f} | "
+            f"{a['fwd'] + a['bwd']:.4f} | {x(fb(a))} | {tgt} | "
+            f"{fb_ok} |")
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("log")
+    ap.add_argument("--dtype", default="bf16")
+    a = ap.parse_args()
+    with open(a.log) as f:
+        shapes = parse(f.read().splitlines())
+    if not shapes:
+        sys.exit(f"{a.log}: no lnl-bench CUDA baseline lines (an lnl-bench from before a3ef450?)")
+    print(table(shapes, a.dtype))
+
+
+if __name__ == "__main__":
+    main()

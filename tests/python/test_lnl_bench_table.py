@@ -1,0 +1,46 @@
+"""bench/lnl_bench_table.py turns lnl-bench's printed CUDA rows into the README's tables and
+#7's verdicts; checked on a recorded run (e7d2f4c, cut by the device budget before its
+last shape, which the tables must simply leave out) and on hand-made rows whose verdicts
+are known."""
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import lnl_bench_table  # noqa: E402
+
+LOG = os.path.join(ROOT, "docs", "results", "lnl-bench", "cuda-h200-2026-12-01-e7d2f4c.txt")
+
+BASE = ("cuda bf16        {M},{K},{N}  cuBLAS GEMM          {g:.4f}         - 1.0   (three GEMMs of "
+        "fwd+bwd: {g3:.4f} ms = {g:.4f} + dy.W 0.1 + dy^T.ln_out 0.1; f+b floor {fl:.4f} ms; the "
+        "forward GEMM on constant data 0.0900 ms)")
+ROW = ("cuda bf16        {M},{K},{N}  {s:<20} {f:.4f}    {b:.4f}  1.0  1.0   1.0     1.0     1.0  "
+       "2.40e-03     0.000 ok")
+
+
+def test_recorded_run():
+    with open(LOG) as f:
+        shapes = lnl_bench_table.parse(f.read().splitlines())
+    s = shapes[("bf16", 32768, 4096, 256)]
+    assert s["auto"]["resolved"] == "fused/unfused" and s["fused"]["fwd"] == 0.1513
+    assert ("f32", 16384, 8192, 1024) in shapes and ("f32", 32768, 4096, 256) not in shapes
+    bf16 = lnl_bench_table.table(shapes, "bf16").splitlines()
+    assert len(bf16) == 2 + 8
+    assert len(lnl_bench_table.table(shapes, "f32").splitlines()) == 2 + 7  # the cut shape left out
+
+
+def test_verdicts():
+    lines = [BASE.format(M=8192, K=4096, N=4096, g=0.4, g3=1.2, fl=1.3),
+             ROW.format(M=8192, K=4096, N=4096, s="fused", f=0.42, b=0.9),      # 1.05 x GEMM
+             ROW.format(M=8192, K=4096, N=4096, s="unfused", f=0.5, b=0.9),
+             ROW.format(M=8192, K=4096, N=4096, s="auto->unfused", f=0.5, b=0.9),  # 1.077 floor
+             BASE.format(M=32768, K=4096, N=256, g=0.1, g3=0.4, fl=0.6),
+             ROW.format(M=32768, K=4096, N=256, s="fused", f=0.13, b=0.5),
+             ROW.format(M=32768, K=4096, N=256, s="unfused", f=0.2, b=0.5),
+             ROW.format(M=32768, K=4096, N=256, s="auto->fused/unfused", f=0.13, b=0.49)]  # 1.033
+    rows = lnl_bench_table.table(lnl_bench_table.parse(lines), "bf16").splitlines()[2:]
+    big, small = (r.split(" | ") for r in rows)
+    assert big[2] == "1.05x" and big[-2] == "0.4200, met" and big[-1] == "not met |"
+    # N = 256: 1.2 x max(GEMM 0.1, x read 32768 * 4096 * 2 B at 4.2 TB/s = 0.0639 ms)
+    assert small[-2] == "0.1200, not met" and small[-1] == "met |"
+    assert small[6] == "1.30x (fused/unfused)"
