@@ -94,7 +94,7 @@ struct bwd_plan {
  * moves x (M x K): taken in bf16 where N < K, and by FUSED at any N (its other dW
  * kernel, the mma.sync one, took 5x cuBLAS's time at 8192,4096,4096: 1.70 vs 0.34 ms,
  * bench/cuda/profile_cuda.py, 2026-12-01). Not for launch-bound problems (the tiny
- * class of AUTO, M*K*N <= 2^24), where its five launches cost more than they save. */
+ * class of AUTO, M*K*N <= 2^24), where its six launches cost more than they save. */
 static bool dw_from_x_serves(const lnl_problem *p) {
     const double macs = (double)p->rows * (double)p->in_features * (double)p->out_features;
     return p->dtype == LNL_DTYPE_BF16 && macs > (double)(1 << 24) &&
@@ -408,8 +408,11 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
  *    16,8,16 FUSED was faster (bf16 fwd 0.0211 vs 0.0220 ms, fwd+bwd 0.0568 vs 0.0627;
  *    f32 fwd 0.0187 vs 0.0215, fwd+bwd 0.0646 vs 0.0716); at every larger shape
  *    measured (4096,768,768 up to 8192,4096,12288) UNFUSED was 1.8x-6x faster in bf16
- *    and 2x-3x in f32 with the mma.sync fused kernels. The fused backward is still
- *    the mma.sync one, so the backward stays UNFUSED beyond tiny problems.
+ *    and 2x-3x in f32 with the mma.sync fused kernels. The backward stays UNFUSED
+ *    beyond tiny problems: since session 5 FUSED's bf16 backward takes dW from the raw x
+ *    (dw_from_x.cu), as UNFUSED's does without ln_out where N < K, but it still trails
+ *    UNFUSED's with ln_out kept (bf16 bwd ms, lnl-bench at e7d2f4c: 8192,768,3072 0.210
+ *    vs 0.168; 8192,4096,4096 0.949 vs 0.896; 32768,4096,256 0.570 vs 0.542).
  *  - 2026-12-01, session 3 (lnl-bench, two runs each, docs/results/cuda/2026-12-01-fold):
  *    the Hopper forward in its epilogue form (fused_forward_sm90.cu) against UNFUSED,
  *    bf16 forward ms. FUSED wins: 16384,8192,1024 0.465 vs 0.510-0.521; 32768,4096,256
