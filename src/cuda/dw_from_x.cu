@@ -15,10 +15,12 @@
  * (fold_weight.cu) and has its weakness: G carries mean * sum(dy'), which u takes off
  * again, so float32's rounding in G's accumulation over M is multiplied by
  * |mean| * rstd. u is summed from the rounded dy' so that the subtraction cancels
- * exactly what the GEMM multiplied. A numpy model of float32 accumulation over
- * M = 32768 rows (2026-12-01, session 5) gave dW errors of 1.6e-3 at |mean| * rstd = 64
- * (the ln_out way: 1.6e-3), 1.6e-2 at 256 and 1.1 at 1e3. So rows beyond
- * FOLD_MAX_MEAN_RSTD (64, the forward's limit) set a flag, and then
+ * exactly what the GEMM multiplied. bench/dw_from_x_numerics.py models the GEMM as exact
+ * bf16 products added in float32 in row order (M = 32768, K = 64, rows of spread 1): dW's
+ * error is 1.4-1.6e-3 for row means 0 to 512 (the ln_out way: 1.6-1.8e-3) and 0.105 at
+ * 1e3, where a bf16 row is a few steps of 4 wide and its rstd large. So rows beyond
+ * FOLD_MAX_MEAN_RSTD (64, the forward's limit, with that margin for the tensor cores'
+ * own accumulation, which this model does not have) set a flag, and then
  *  - the fused dW kernel (fused_backward.cu: LN(x) rebuilt while loading it) runs and
  *    writes float32 partials over G's memory, and
  *  - dw_finish sums those partials instead of applying the formula.
