@@ -27,9 +27,10 @@ deps-bench: deps-build
 
 # torch, pytest and transformers go into the machine's Python (never a venv in the
 # checkout): a CI clone then finds them instead of downloading several GB again.
+# matplotlib draws bench/compare.py's plots; without it their test only skips.
 deps-python:
-	@$(PYTHON) -c "import torch, pytest, transformers, numpy" 2>/dev/null || \
-	  $(PYTHON) -m pip install -q torch pytest transformers numpy
+	@$(PYTHON) -c "import torch, pytest, transformers, numpy, matplotlib" 2>/dev/null || \
+	  $(PYTHON) -m pip install -q torch pytest transformers numpy matplotlib
 
 build: deps-build
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
