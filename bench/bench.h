@@ -34,6 +34,9 @@ double bench_median_ms(lnl_device dev, bench_fn fn, void *ctx, double budget_ms)
  * negative when none was built in (no OpenBLAS / no CUDA). */
 double bench_cpu_gemm_ms(lnl_dtype dt, int64_t M, int64_t N, int64_t K, int threads);
 const char *bench_cpu_gemm_name(void);
+/* Runs lnl-bench again (argv as given) with OPENBLAS_CORETYPE named from the CPU's flags
+ * when OpenBLAS fell back to its generic kernels (bench_cpu.c says why); else returns. */
+void bench_cpu_gemm_fix_core(char **argv);
 int bench_cuda_available(void);
 /* The CUDA baseline, cuBLAS on the problem's own device data: the forward's GEMM
  * y = ln_out W^T on the already-normalized input, and the backward's dxhat = dy W and

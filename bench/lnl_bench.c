@@ -324,6 +324,7 @@ static double now_s(void) {
 int main(int argc, char **argv) {
     options o;
     parse(argc, argv, &o);
+    bench_cpu_gemm_fix_core(argv);
     const int default_devices = o.ndevices == 0;
     if (default_devices) {
         o.devices[o.ndevices++] = LNL_DEVICE_CPU;
