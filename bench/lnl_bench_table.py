@@ -2,6 +2,11 @@
 issue #7's targets (the README's GPU tables are made with it).
 
     python3 bench/lnl_bench_table.py bench.log [--dtype bf16]
+    python3 bench/lnl_bench_table.py --medians run1.json run2.json run3.json
+
+With --medians it reads the --json files of repeated runs instead (any device) and prints,
+per problem and strategy, each run's fwd/GEMM and f+b/3GEMM and their medians: the form
+the README's CPU figures take on a shared, noisy machine.
 
 It reads the text lnl-bench prints (not its --json, which a run cut short never writes):
 each shape's baseline line (cuBLAS on the problem's own data: the forward GEMM, the two
@@ -15,7 +20,9 @@ and on AUTO's forward + backward (what a caller gets):
     elements and dy once at 4.2 TB/s; lnl-bench's f+b/floor column).
 """
 import argparse
+import json
 import re
+import statistics
 import sys
 
 BASE = re.compile(r"^cuda (\w+)\s+(\d+),(\d+),(\d+)\s+cuBLAS GEMM\s+([\d.]+) .*three GEMMs of fwd\+bwd: "
@@ -75,11 +82,41 @@ def table(shapes, dtype):
     return "\n".join(out)
 
 
+def medians(runs):
+    """runs: one list of lnl-bench JSON results per run. Rows in the first run's order."""
+    out = ["| device, dtype | M, K, N | strategy | fwd/GEMM (each run) | median | "
+           "f+b/3GEMM (each run) | median | fwd ms (median) |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    key = lambda r: (r["device"], r["dtype"], r["M"], r["K"], r["N"], r["strategy"])  # noqa: E731
+    by_run = [{key(r): r for r in run} for run in runs]
+    for k in by_run[0]:
+        rs = [b[k] for b in by_run if k in b]
+        if rs[0]["gemm_ms"] <= 0:
+            continue
+        fw = [r["fwd_ms"] / r["gemm_ms"] for r in rs]
+        fb = [(r["fwd_ms"] + r["bwd_ms"]) / r["three_gemm_ms"] for r in rs]
+        j = lambda v: " / ".join(f"{x:.3f}" for x in v)  # noqa: E731
+        out.append(f"| {k[0]} {k[1]} | {k[2]}, {k[3]}, {k[4]} | {k[5]} | {j(fw)} | "
+                   f"{statistics.median(fw):.3f} | {j(fb)} | {statistics.median(fb):.3f} | "
+                   f"{statistics.median(r['fwd_ms'] for r in rs):.4f} |")
+    return "\n".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("log")
+    ap.add_argument("log", nargs="?")
     ap.add_argument("--dtype", default="bf16")
+    ap.add_argument("--medians", nargs="+", metavar="JSON")
     a = ap.parse_args()
+    if a.medians:
+        runs = []
+        for path in a.medians:
+            with open(path) as f:
+                runs.append(json.load(f))
+        print(medians(runs))
+        return
+    if not a.log:
+        ap.error("a log file, or --medians with JSON files")
     with open(a.log) as f:
         shapes = parse(f.read().splitlines())
     if not shapes:

@@ -2,6 +2,7 @@
 #7's verdicts; checked on a recorded run (e7d2f4c, cut by the device budget before its
 last shape, which the tables must simply leave out) and on hand-made rows whose verdicts
 are known."""
+import json
 import os
 import sys
 
@@ -44,3 +45,18 @@ def test_verdicts():
     # N = 256: 1.2 x max(GEMM 0.1, x read 32768 * 4096 * 2 B at 4.2 TB/s = 0.0639 ms)
     assert small[-2] == "0.1200, not met" and small[-1] == "met |"
     assert small[6] == "1.30x (fused/unfused)"
+
+
+def test_medians_reproduce_the_recorded_cpu_table():
+    # docs/results/lnl-bench/cpu-2026-11-30-medians.md was written from these three runs
+    runs = []
+    for i in (1, 2, 3):
+        path = os.path.join(ROOT, "docs", "results", "lnl-bench", f"cpu-2026-11-30-run{i}.json")
+        with open(path) as f:
+            runs.append(json.load(f))
+    rows = lnl_bench_table.medians(runs).splitlines()[2:]
+    assert rows[4] == ("| cpu f32 | 2048, 768, 768 | fused | 0.937 / 0.927 / 0.933 | 0.933 | "
+                       "1.014 / 0.985 / 1.014 | 1.014 | 15.9794 |")
+    with open(os.path.join(ROOT, "docs", "results", "lnl-bench", "cpu-2026-11-30-medians.md")) as f:
+        recorded = f.read()
+    assert "| 2048, 768, 768 | fused | 0.937 / 0.927 / 0.933 | 0.933 |" in recorded
