@@ -25,11 +25,13 @@ import re
 import statistics
 import sys
 
+# the groups read: dtype, M, K, N, then the forward GEMM, the floor and the constant-data GEMM
 BASE = re.compile(r"^cuda (\w+)\s+(\d+),(\d+),(\d+)\s+cuBLAS GEMM\s+([\d.]+) .*three GEMMs of fwd\+bwd: "
-                  r"([\d.]+) ms = [\d.]+ \+ dy\.W ([\d.]+) \+ dy\^T\.ln_out ([\d.]+); f\+b floor "
+                  r"[\d.]+ ms = [\d.]+ \+ dy\.W [\d.]+ \+ dy\^T\.ln_out [\d.]+; f\+b floor "
                   r"([\d.]+) ms; the forward GEMM on constant data ([\d.]+) ms")
+# dtype, M, K, N, strategy, what AUTO resolved to, fwd ms, bwd ms
 ROW = re.compile(r"^cuda (\w+)\s+(\d+),(\d+),(\d+)\s+(fused|unfused|auto)(?:->(\S+))?\s+([\d.]+)\s+([\d.]+)\s"
-                 r".*\s([\d.]+e[-+]\d+)\s+([\d.]+) (ok|FAIL)$")
+                 r".*\s[\d.]+e[-+]\d+\s+[\d.]+ (?:ok|FAIL)$")
 ELEM = {"bf16": 2, "f16": 2, "f32": 4}
 
 
@@ -38,16 +40,15 @@ def parse(lines):
     for line in lines:
         m = BASE.match(line)
         if m:
-            dt, M, K, N = m.group(1), *map(int, m.group(2, 3, 4))
-            g, g3, dg, wg, floor, const = map(float, m.group(5, 6, 7, 8, 9, 10))
-            shapes[(dt, M, K, N)] = {"gemm": g, "gemm3": g3, "floor": floor, "const": const}
+            g, floor, const = map(float, m.group(5, 6, 7))
+            shapes[(m.group(1), *map(int, m.group(2, 3, 4)))] = {"gemm": g, "floor": floor,
+                                                                 "const": const}
             continue
         m = ROW.match(line)
-        if m and (m.group(1), *map(int, m.group(2, 3, 4))) in shapes:
-            key = (m.group(1), *map(int, m.group(2, 3, 4)))
+        key = m and (m.group(1), *map(int, m.group(2, 3, 4)))
+        if key in shapes:
             shapes[key][m.group(5)] = {"fwd": float(m.group(7)), "bwd": float(m.group(8)),
-                                       "resolved": m.group(6) or m.group(5),
-                                       "err": float(m.group(9)), "ok": m.group(11) == "ok"}
+                                       "resolved": m.group(6) or m.group(5)}
     return shapes
 
 
