@@ -86,7 +86,7 @@ static fwd_layout fwd_carve(const lnl_problem *p, void *base) {
  * G2 row chunks of db partials, splits of the fused dW. Worked out once per call (the
  * LayerNorm grid asks for an occupancy), then used for both the size and the carve. */
 struct bwd_plan {
-    int64_t G, G2;
+    int64_t G, G2, Gp; /* Gp: the dW prep's partial rows (dw_x) */
     int splits;
     bool dw_x; /* dW from the raw x (dw_from_x.cu) whenever ln_out is not given */
 };
@@ -106,6 +106,7 @@ static bwd_plan bwd_plan_for(const lnl_problem *p, const device_info &d) {
     pl.G = ln_bwd_grid(p->dtype, M, K, d);
     pl.G2 = colsum_grid(p->dtype, M, N, d);
     pl.dw_x = dw_from_x_serves(p);
+    pl.Gp = pl.dw_x ? dw_prep_rows(M, N, d) : 0;
     pl.splits = p->strategy == LNL_STRATEGY_FUSED || pl.dw_x ? dw_splits(p->dtype, M, N, K, d) : 1;
     return pl;
 }
@@ -113,7 +114,7 @@ static bwd_plan bwd_plan_for(const lnl_problem *p, const device_info &d) {
 struct bwd_layout {
     float *mean, *rstd, *shift, *part_g, *part_b, *part_db, *part_dw;
     void *dyp;     /* dw_x: rstd * dy [M,N] */
-    float *part_u, *uv; /* dw_x: [G2,N]; [DW_SUM_CHUNKS,N] pairs */
+    float2 *part_uv, *uv; /* dw_x: [Gp,N] and [DW_SUM_CHUNKS,N] {u, v} pairs */
     int *off_centre;
     void *act, *lt;
     size_t lt_bytes; /* LT_WORKSPACE, or BLAS_WORKSPACE for float32 (cuBLAS GEMMs) */
@@ -133,8 +134,8 @@ static bwd_layout bwd_carve(const lnl_problem *p, const bwd_plan &pl, void *base
     /* dw_x: G [N,K] float32 here, or the fallback's partials over it */
     l.part_dw = pl.splits > 1 || pl.dw_x ? (float *)c.take((size_t)pl.splits * N * K * 4) : nullptr;
     l.dyp = pl.dw_x ? c.take((size_t)M * N * lnl_dtype_size(p->dtype)) : nullptr;
-    l.part_u = pl.dw_x ? (float *)c.take((size_t)pl.G2 * N * 4) : nullptr;
-    l.uv = pl.dw_x ? (float *)c.take((size_t)DW_SUM_CHUNKS * N * 2 * 4) : nullptr;
+    l.part_uv = pl.dw_x ? (float2 *)c.take((size_t)pl.Gp * N * 8) : nullptr;
+    l.uv = pl.dw_x ? (float2 *)c.take((size_t)DW_SUM_CHUNKS * N * 8) : nullptr;
     l.off_centre = pl.dw_x ? (int *)c.take(4) : nullptr;
     l.lt_bytes = p->dtype == LNL_DTYPE_F32 ? BLAS_WORKSPACE : LT_WORKSPACE;
     l.lt = c.take(l.lt_bytes);
@@ -317,19 +318,20 @@ static lnl_status backward(const lnl_bwd_args *a) {
     /* 1. dW = dy^T @ LN(x) */
     if (a->dlinear_weight) {
         if (dw_x) {
-            /* dy' and the sums (dlinear_bias's partials among them), G = x^T-contracted
-             * with dy' by cuBLAS, the fused kernel for off-centre rows only, then dW */
+            /* dy' and the sums (dlinear_bias's among them), G = x^T-contracted with dy'
+             * by cuBLAS, the fused kernel for off-centre rows only, then dW and db */
             CU_TRY("cudaMemsetAsync", cudaMemsetAsync(l.off_centre, 0, sizeof(int), s));
-            CU_TRY("dW prep (rstd * dy)", launch_dw_prep(a->dy, mean, rstd, l.dyp, l.part_u, l.part_db,
-                                                        l.off_centre, M, N, plan.G2, s));
+            int64_t Gp = 0;
+            CU_TRY("dW prep (rstd * dy)", launch_dw_prep(a->dy, mean, rstd, l.dyp, l.part_uv, l.off_centre,
+                                                        M, N, d, s, &Gp));
             ST_TRY(bwd_gemm(dt, true, true, K, N, M, a->x, K, l.dyp, N, l.part_dw, K, l, s));
             CU_TRY("fused dW GEMM (off-centre rows)",
                    launch_fused_dw_gemm(dt, a->dy, a->x, mean, rstd, nullptr, a->ln_weight, a->ln_bias,
                                         a->dlinear_weight, l.part_dw, plan.splits, M, K, N, d, s,
                                         l.off_centre));
-            CU_TRY("dW finish", launch_dw_finish(l.part_dw, plan.splits, l.part_u, l.part_db, plan.G2,
-                                                 l.uv, a->ln_weight, a->ln_bias, l.off_centre,
-                                                 a->dlinear_weight, N, K, d, s));
+            CU_TRY("dW finish", launch_dw_finish(l.part_dw, plan.splits, l.part_uv, Gp, l.uv,
+                                                 a->ln_weight, a->ln_bias, l.off_centre,
+                                                 a->dlinear_weight, a->dlinear_bias, N, K, d, s));
         } else if (fused_dw) {
             CU_TRY("fused dW GEMM",
                    launch_fused_dw_gemm(dt, a->dy, a->x, mean, rstd, shift, a->ln_weight, a->ln_bias,
@@ -346,11 +348,9 @@ static lnl_status backward(const lnl_bwd_args *a) {
     /* The ordered reductions of partials (db, dgamma, dbeta) run as one launch at the end. */
     reduce_job jobs[3];
     int njobs = 0;
-    /* 2. db = column sums of dy, in a fixed order */
-    if (a->dlinear_bias) {
-        if (!dw_x) /* the dW prep wrote them */
-            CU_TRY("bias-gradient partials",
-                   launch_colsum_partials(dt, a->dy, M, N, plan.G2, l.part_db, s));
+    /* 2. db = column sums of dy, in a fixed order (dw_x: the dW finish wrote it) */
+    if (a->dlinear_bias && !dw_x) {
+        CU_TRY("bias-gradient partials", launch_colsum_partials(dt, a->dy, M, N, plan.G2, l.part_db, s));
         jobs[njobs++] = {l.part_db, plan.G2, N, a->dlinear_bias};
     }
     /* 3. dxhat = dy @ W, then the LayerNorm backward (reuses the act region) */

@@ -181,21 +181,22 @@ cudaError_t launch_fused_dw_gemm(lnl_dtype dt, const void *dy, const void *x, co
                                  const float *rstd, const float *shift, const void *gamma, const void *beta, void *dW,
                                  float *part, int splits, int64_t M, int64_t K, int64_t N,
                                  const device_info &d, cudaStream_t s, const int *run_if = nullptr);
-/* dW from the raw x, bf16 (dw_from_x.cu). Prep: dyp = T(rstd * dy) [M,N], partial rows
- * [G2,N] of u = sum dyp * mean and v = sum dy (part_v: the layout of
- * launch_colsum_partials, so it serves dlinear_bias too), and *off_centre = 1 where a
- * row's |mean| * rstd exceeds FOLD_MAX_MEAN_RSTD (cleared by the caller). Finish:
- * u and v summed by chunks of partial rows into uv ([chunks,N] float pairs), then
- * dW = gamma * (G - u) + beta * v from G [N,K] float32 at part, or, with *off_centre
- * set, the sum of the fused kernel's [splits,N,K] partials at part. */
+/* dW from the raw x, bf16 (dw_from_x.cu). Prep: dyp = T(rstd * dy) [M,N], *G partial
+ * rows [*G,N] of {u, v} pairs, u = sum dyp * mean and v = sum dy, and *off_centre = 1
+ * where a row's |mean| * rstd exceeds FOLD_MAX_MEAN_RSTD (cleared by the caller); *G is
+ * at most dw_prep_rows(M, N, d). Finish: u and v summed by chunks of partial rows into
+ * uv ([chunks,N] float pairs), then dW = gamma * (G - u) + beta * v from G [N,K] float32
+ * at part, or, with *off_centre set, the sum of the fused kernel's [splits,N,K] partials
+ * at part; and dbias = v when dbias is given. */
+int64_t dw_prep_rows(int64_t M, int64_t N, const device_info &d);
 cudaError_t launch_dw_prep(const void *dy, const float *mean, const float *rstd, void *dyp,
-                           float *part_u, float *part_v, int *off_centre, int64_t M, int64_t N,
-                           int64_t G2, cudaStream_t s);
+                           float2 *part_uv, int *off_centre, int64_t M, int64_t N,
+                           const device_info &d, cudaStream_t s, int64_t *G);
 constexpr int DW_SUM_CHUNKS = 32; /* uv holds DW_SUM_CHUNKS x 2N floats */
-cudaError_t launch_dw_finish(const float *part, int splits, const float *part_u, const float *part_v,
-                             int64_t G2, float *uv, const void *gamma, const void *beta,
-                             const int *off_centre, void *dW, int64_t N, int64_t K,
-                             const device_info &d, cudaStream_t s);
+cudaError_t launch_dw_finish(const float *part, int splits, const float2 *part_uv, int64_t G,
+                             float2 *uv, const void *gamma, const void *beta, const int *off_centre,
+                             void *dW, void *dbias, int64_t N, int64_t K, const device_info &d,
+                             cudaStream_t s);
 
 /* ---- cuBLASLt (gemm_cublaslt.cu) ---- */
 enum lt_epilogue { LT_NONE, LT_BIAS };

@@ -35,97 +35,114 @@ namespace lnl {
 namespace {
 
 using bf16 = __nv_bfloat16;
-constexpr int PREP_UNROLL = 4, FINISH_THREADS = 256;
+constexpr int PREP_UNROLL = 4, PREP_THREADS = 256, FINISH_THREADS = 256;
 
 /* Block (bx, g) handles rows [g*R, (g+1)*R) of its column range, R = ceil(M / gridDim.y):
- * writes dy' for them and their partial sums of u and v (row g of part_u, part_v),
- * adding rows in order, so the partials depend only on M, N and the grid. A thread
- * owns V adjacent columns (16-byte accesses when V = 8). The blocks of column range 0
- * also test every row for the flag. */
+ * it writes dy' for them and one row of partial sums of u and v (row g of part_uv, {u, v}
+ * pairs). A thread owns V adjacent columns (16-byte accesses when V = 8); the block's
+ * blockDim.y row lanes split the rows, lane l adding rows r0 + l, r0 + l + L, ... in
+ * order, and the lanes' sums are added in lane order, so the partials depend only on
+ * M, N and the grid. Lanes, not more blocks, give narrow problems their parallelism:
+ * the first version ran one 32-thread block per 8 rows at N = 256 (4224 partial rows,
+ * 30 us at 32768,4096,256 on the H200, ~1 TB/s), and its partials were a quarter of
+ * dy's bytes. The blocks of column range 0 also test every row for the flag. */
 template <int V>
-__global__ void dw_prep_kernel(const bf16 *__restrict__ dy, const float *__restrict__ mean,
-                               const float *__restrict__ rstd, bf16 *__restrict__ dyp,
-                               float *__restrict__ part_u, float *__restrict__ part_v,
-                               int *__restrict__ off_centre, int64_t M, int64_t N) {
-    const int64_t n0 = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * V;
+__global__ void __launch_bounds__(PREP_THREADS)
+dw_prep_kernel(const bf16 *__restrict__ dy, const float *__restrict__ mean,
+               const float *__restrict__ rstd, bf16 *__restrict__ dyp, float2 *__restrict__ part_uv,
+               int *__restrict__ off_centre, int64_t M, int64_t N) {
+    __shared__ float2 lane_sum[PREP_THREADS * V]; /* [lane][j][column thread] */
+    const int bx = blockDim.x, L = blockDim.y, tx = threadIdx.x, ly = threadIdx.y;
+    const int64_t n0 = ((int64_t)blockIdx.x * bx + tx) * V;
     const int64_t R = (M + gridDim.y - 1) / gridDim.y;
     const int64_t r0 = blockIdx.y * R, r1 = min64(M, r0 + R);
     if (blockIdx.x == 0) { /* the rows' test, spread over the block's threads */
         bool off = false;
-        for (int64_t m = r0 + threadIdx.x; m < r1; m += blockDim.x) off |= off_centre_row(mean[m], rstd[m]);
+        for (int64_t m = r0 + ly * bx + tx; m < r1; m += bx * L) off |= off_centre_row(mean[m], rstd[m]);
         if (off) atomicOr(off_centre, 1);
     }
-    if (n0 >= N) return;
-    const int cols = (int)min64(V, N - n0);
+    const int cols = n0 < N ? (int)min64(V, N - n0) : 0;
     float u[V], v[V];
 #pragma unroll
     for (int j = 0; j < V; j++) u[j] = v[j] = 0.f;
-    int64_t m = r0;
-    if constexpr (V > 1) { /* N % V == 0: cols == V */
-        for (; m + PREP_UNROLL <= r1; m += PREP_UNROLL) {
-            uint4 w[PREP_UNROLL];
-            float r[PREP_UNROLL], mu[PREP_UNROLL];
+    int64_t m = r0 + ly;
+    if constexpr (V > 1) { /* N % V == 0: cols is V or 0 */
+        if (cols == V)
+            for (; m + (PREP_UNROLL - 1) * (int64_t)L < r1; m += PREP_UNROLL * (int64_t)L) {
+                uint4 w[PREP_UNROLL];
+                float r[PREP_UNROLL], mu[PREP_UNROLL];
 #pragma unroll
-            for (int i = 0; i < PREP_UNROLL; i++) {
-                w[i] = __ldg(reinterpret_cast<const uint4 *>(dy + (m + i) * N + n0));
-                r[i] = __ldg(rstd + m + i);
-                mu[i] = __ldg(mean + m + i);
+                for (int i = 0; i < PREP_UNROLL; i++) {
+                    const int64_t row = m + (int64_t)i * L;
+                    w[i] = __ldg(reinterpret_cast<const uint4 *>(dy + row * N + n0));
+                    r[i] = __ldg(rstd + row);
+                    mu[i] = __ldg(mean + row);
+                }
+#pragma unroll
+                for (int i = 0; i < PREP_UNROLL; i++) {
+                    bf16 e[V], p[V];
+                    memcpy(e, &w[i], 16);
+#pragma unroll
+                    for (int j = 0; j < V; j++) {
+                        const float d = __bfloat162float(e[j]);
+                        v[j] += d;
+                        p[j] = __float2bfloat16_rn(r[i] * d);
+                        u[j] += __bfloat162float(p[j]) * mu[i];
+                    }
+                    uint4 o;
+                    memcpy(&o, p, 16);
+                    *reinterpret_cast<uint4 *>(dyp + (m + (int64_t)i * L) * N + n0) = o;
+                }
             }
+    }
+    if (cols > 0)
+        for (; m < r1; m += L) {
+            const float r = rstd[m], mu = mean[m];
+            for (int j = 0; j < cols; j++) {
+                const float d = __bfloat162float(dy[m * N + n0 + j]);
+                v[j] += d;
+                const bf16 p = __float2bfloat16_rn(r * d);
+                u[j] += __bfloat162float(p) * mu;
+                dyp[m * N + n0 + j] = p;
+            }
+        }
+    if (L > 1) { /* lane 0 adds the other lanes' sums, in lane order */
 #pragma unroll
-            for (int i = 0; i < PREP_UNROLL; i++) {
-                bf16 e[V], p[V];
-                memcpy(e, &w[i], 16);
+        for (int j = 0; j < V; j++) lane_sum[(ly * V + j) * bx + tx] = make_float2(u[j], v[j]);
+        __syncthreads();
+        if (ly == 0)
+            for (int l = 1; l < L; l++)
 #pragma unroll
                 for (int j = 0; j < V; j++) {
-                    const float d = __bfloat162float(e[j]);
-                    v[j] += d;
-                    p[j] = __float2bfloat16_rn(r[i] * d);
-                    u[j] += __bfloat162float(p[j]) * mu[i];
+                    const float2 t = lane_sum[(l * V + j) * bx + tx];
+                    u[j] += t.x, v[j] += t.y;
                 }
-                uint4 o;
-                memcpy(&o, p, 16);
-                *reinterpret_cast<uint4 *>(dyp + (m + i) * N + n0) = o;
-            }
-        }
     }
-    for (; m < r1; m++) {
-        const float r = rstd[m], mu = mean[m];
-        for (int j = 0; j < cols; j++) {
-            const float d = __bfloat162float(dy[m * N + n0 + j]);
-            v[j] += d;
-            const bf16 p = __float2bfloat16_rn(r * d);
-            u[j] += __bfloat162float(p) * mu;
-            dyp[m * N + n0 + j] = p;
-        }
-    }
-    for (int j = 0; j < cols; j++) {
-        part_u[blockIdx.y * N + n0 + j] = u[j];
-        part_v[blockIdx.y * N + n0 + j] = v[j];
-    }
+    if (ly == 0)
+        for (int j = 0; j < cols; j++) part_uv[blockIdx.y * N + n0 + j] = make_float2(u[j], v[j]);
 }
 
-/* u[n] and v[n] from their G2 partial rows, in two fixed-order steps. Block (bx, t)
- * owns SUM_COLS adjacent columns (coalesced rows of partials) and chunk t of the G2
+/* u[n] and v[n] from their G partial rows, in two fixed-order steps. Block (bx, t)
+ * owns SUM_COLS adjacent columns (coalesced rows of partials) and chunk t of the G
  * rows, which its SUM_LANES lanes split, lane j adding rows j, j + SUM_LANES, ... of
  * the chunk in order, then the lane sums in lane order; it writes uv[t][n] = {u, v}.
  * dw_finish adds the chunks t = 0 .. S-1 in order. The chunks spread the work over
- * the SMs where N is small: at 32768,4096,256 (G2 = 4224 partial rows, 8 column
+ * the SMs where N is small: at 32768,4096,256 (then 4224 partial rows, 8 column
  * blocks) one chunk took 41 us on the H200, and the first version, one column per
- * block with strided loads inside dw_finish, 17 us. Skipped with the flag set. */
+ * block with strided loads inside dw_finish, 17 us. Runs with the flag set too: v is
+ * dlinear_bias. */
 constexpr int SUM_COLS = 32, SUM_LANES = 16;
 __global__ void __launch_bounds__(SUM_COLS * SUM_LANES)
-dw_sums_kernel(const float *__restrict__ part_u, const float *__restrict__ part_v, int64_t G2,
-               const int *__restrict__ off_centre, float2 *__restrict__ uv, int64_t N) {
+dw_sums_kernel(const float2 *__restrict__ part_uv, int64_t G, float2 *__restrict__ uv, int64_t N) {
     __shared__ float2 lane_sum[SUM_LANES][SUM_COLS + 1];
-    if (*off_centre) return;
     const int64_t n = (int64_t)blockIdx.x * SUM_COLS + threadIdx.x;
-    const int64_t C = (G2 + gridDim.y - 1) / gridDim.y;
-    const int64_t g0 = blockIdx.y * C, g1 = min64(G2, g0 + C);
+    const int64_t C = (G + gridDim.y - 1) / gridDim.y;
+    const int64_t g0 = blockIdx.y * C, g1 = min64(G, g0 + C);
     float2 acc = make_float2(0.f, 0.f);
     if (n < N)
         for (int64_t g = g0 + threadIdx.y; g < g1; g += SUM_LANES) {
-            acc.x += part_u[g * N + n];
-            acc.y += part_v[g * N + n];
+            const float2 t = part_uv[g * N + n];
+            acc.x += t.x, acc.y += t.y;
         }
     lane_sum[threadIdx.y][threadIdx.x] = acc;
     __syncthreads();
@@ -139,24 +156,27 @@ dw_sums_kernel(const float *__restrict__ part_u, const float *__restrict__ part_
 
 /* Block (n, c) writes FINISH_ELEMS adjacent elements a thread of row n of dW, from
  * chunk c of the row: gamma * (G - u) + beta * v, or, with the flag set, the sum of the
- * fused kernel's float32 partials in split order. VEC: K % 4 == 0 and dW, gamma, beta
- * 8-byte aligned (16-byte float loads of G, 8-byte loads and stores of bf16). */
+ * fused kernel's float32 partials in split order. Block (n, 0) also writes
+ * dlinear_bias[n] = v (when asked for): its column sums are v's. VEC: K % 4 == 0 and
+ * dW, gamma, beta 8-byte aligned (16-byte float loads of G, 8-byte loads and stores of
+ * bf16). */
 constexpr int FINISH_ELEMS = 4;
 template <bool VEC>
 __global__ void __launch_bounds__(FINISH_THREADS)
 dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__restrict__ uv,
                  int chunks, const bf16 *__restrict__ gamma, const bf16 *__restrict__ beta,
-                 const int *__restrict__ off_centre, bf16 *__restrict__ dW, int64_t N, int64_t K) {
+                 const int *__restrict__ off_centre, bf16 *__restrict__ dW,
+                 bf16 *__restrict__ dbias, int64_t N, int64_t K) {
     const int64_t n = blockIdx.x;
     const int64_t k0 = ((int64_t)blockIdx.y * FINISH_THREADS + threadIdx.x) * FINISH_ELEMS;
     if (k0 >= K) return;
     const bool fallback = *off_centre != 0;
     float u = 0.f, v = 0.f;
-    if (!fallback)
-        for (int t = 0; t < chunks; t++) {
-            const float2 c = uv[t * N + n];
-            u += c.x, v += c.y;
-        }
+    for (int t = 0; t < chunks; t++) {
+        const float2 c = uv[t * N + n];
+        u += c.x, v += c.y;
+    }
+    if (dbias && k0 == 0) dbias[n] = __float2bfloat16_rn(v);
     const float *row = part + n * K;
     float r[FINISH_ELEMS] = {}, g[FINISH_ELEMS] = {}, b[FINISH_ELEMS] = {};
     const int cnt = (int)min64(FINISH_ELEMS, K - k0);
@@ -212,46 +232,70 @@ dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__res
 
 } // namespace
 
+/* Partial rows of the prep kernel: ~8 blocks of PREP_THREADS an SM, each lane at least
+ * one row. */
+static void prep_shape(int64_t M, int64_t N, bool vec, const device_info &d, int *bx, int *lanes,
+                       int64_t *col_blocks, int64_t *G) {
+    const int64_t t = vec ? N / 8 : N; /* column threads */
+    *bx = (int)std::min<int64_t>(PREP_THREADS, (t + 31) / 32 * 32);
+    *lanes = std::max(1, PREP_THREADS / *bx);
+    *col_blocks = (t + *bx - 1) / *bx;
+    const int64_t want = std::max<int64_t>(1, 8 * (int64_t)d.sm_count / *col_blocks);
+    *G = std::max<int64_t>(1, std::min<int64_t>({want, (M + *lanes - 1) / *lanes, 65535}));
+}
+static bool prep_vec(int64_t N, const void *dy, const void *dyp) {
+    return N % 8 == 0 && aligned16(dy) && aligned16(dyp);
+}
+
+int64_t dw_prep_rows(int64_t M, int64_t N, const device_info &d) {
+    int bx, lanes;
+    int64_t cb, g1, g8;
+    /* the larger of the two shapes' counts: the workspace is sized before the pointers'
+     * alignment is known */
+    prep_shape(M, N, false, d, &bx, &lanes, &cb, &g1);
+    prep_shape(M, N, N % 8 == 0, d, &bx, &lanes, &cb, &g8);
+    return std::max(g1, g8);
+}
+
 cudaError_t launch_dw_prep(const void *dy, const float *mean, const float *rstd, void *dyp,
-                           float *part_u, float *part_v, int *off_centre, int64_t M, int64_t N,
-                           int64_t G2, cudaStream_t s) {
-    constexpr int V = 8;
-    const bool vec = N % V == 0 && aligned16(dy) && aligned16(dyp);
-    const int64_t per_block = vec ? V : 1;
-    const int64_t t = (N + per_block - 1) / per_block;
-    const int threads = (int)std::min<int64_t>(256, std::max<int64_t>(32, (t + 31) / 32 * 32));
-    const dim3 grid((unsigned)((t + threads - 1) / threads), (unsigned)G2);
+                           float2 *part_uv, int *off_centre, int64_t M, int64_t N,
+                           const device_info &d, cudaStream_t s, int64_t *G) {
+    const bool vec = prep_vec(N, dy, dyp);
+    int bx, lanes;
+    int64_t col_blocks;
+    prep_shape(M, N, vec, d, &bx, &lanes, &col_blocks, G);
+    const dim3 grid((unsigned)col_blocks, (unsigned)*G), block((unsigned)bx, (unsigned)lanes);
     if (vec)
-        dw_prep_kernel<V><<<grid, threads, 0, s>>>((const bf16 *)dy, mean, rstd, (bf16 *)dyp, part_u,
-                                                   part_v, off_centre, M, N);
+        dw_prep_kernel<8><<<grid, block, 0, s>>>((const bf16 *)dy, mean, rstd, (bf16 *)dyp, part_uv,
+                                                 off_centre, M, N);
     else
-        dw_prep_kernel<1><<<grid, threads, 0, s>>>((const bf16 *)dy, mean, rstd, (bf16 *)dyp, part_u,
-                                                   part_v, off_centre, M, N);
+        dw_prep_kernel<1><<<grid, block, 0, s>>>((const bf16 *)dy, mean, rstd, (bf16 *)dyp, part_uv,
+                                                 off_centre, M, N);
     return cudaGetLastError();
 }
 
-cudaError_t launch_dw_finish(const float *part, int splits, const float *part_u, const float *part_v,
-                             int64_t G2, float *uv, const void *gamma, const void *beta,
-                             const int *off_centre, void *dW, int64_t N, int64_t K,
-                             const device_info &d, cudaStream_t s) {
+cudaError_t launch_dw_finish(const float *part, int splits, const float2 *part_uv, int64_t G,
+                             float2 *uv, const void *gamma, const void *beta, const int *off_centre,
+                             void *dW, void *dbias, int64_t N, int64_t K, const device_info &d,
+                             cudaStream_t s) {
     /* chunks of the partial rows: about two blocks an SM, at most DW_SUM_CHUNKS */
     const int64_t bx = (N + SUM_COLS - 1) / SUM_COLS;
     const int chunks = (int)std::max<int64_t>(
-        1, std::min<int64_t>({DW_SUM_CHUNKS, G2, (2 * (int64_t)d.sm_count + bx - 1) / bx}));
+        1, std::min<int64_t>({DW_SUM_CHUNKS, G, (2 * (int64_t)d.sm_count + bx - 1) / bx}));
     dw_sums_kernel<<<dim3((unsigned)bx, (unsigned)chunks), dim3(SUM_COLS, SUM_LANES), 0, s>>>(
-        part_u, part_v, G2, off_centre, (float2 *)uv, N);
+        part_uv, G, uv, N);
     const auto a8 = [](const void *p) { return ((uintptr_t)p & 7u) == 0; };
     const bool vec = K % FINISH_ELEMS == 0 && a8(dW) && a8(gamma) && a8(beta);
     const int64_t per_block = (int64_t)FINISH_THREADS * FINISH_ELEMS;
     const dim3 grid((unsigned)N, (unsigned)((K + per_block - 1) / per_block));
     if (vec)
-        dw_finish_kernel<true><<<grid, FINISH_THREADS, 0, s>>>(part, splits, (const float2 *)uv, chunks,
+        dw_finish_kernel<true><<<grid, FINISH_THREADS, 0, s>>>(part, splits, uv, chunks,
                                                               (const bf16 *)gamma, (const bf16 *)beta,
-                                                              off_centre, (bf16 *)dW, N, K);
+                                                              off_centre, (bf16 *)dW, (bf16 *)dbias, N, K);
     else
-        dw_finish_kernel<false><<<grid, FINISH_THREADS, 0, s>>>(part, splits, (const float2 *)uv, chunks,
+        dw_finish_kernel<false><<<grid, FINISH_THREADS, 0, s>>>(part, splits, uv, chunks,
                                                                (const bf16 *)gamma, (const bf16 *)beta,
-                                                               off_centre, (bf16 *)dW, N, K);
+                                                               off_centre, (bf16 *)dW, (bf16 *)dbias, N, K);
     return cudaGetLastError();
 }
 
