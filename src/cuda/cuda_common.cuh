@@ -9,6 +9,7 @@
 #include <cublasLt.h>
 #include <algorithm>
 #include <cstring>
+#include <utility>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -74,12 +75,62 @@ __device__ __forceinline__ float2 block_sum2(float a, float b, float2 *red) {
     return block_reduce(make_float2(a, b), red);
 }
 
+/* ---- programmatic dependent launch (Hopper) ----
+ * Most of our kernels are launched with programmatic stream serialization
+ * (launch_dependent below): the GPU may start a kernel while the one before it in the
+ * stream is still finishing, once every block of that one has called
+ * pdl_launch_dependents (or exited). The early kernel must then call pdl_wait before
+ * it touches memory: the wait returns once the kernel before it has completed and its
+ * writes are visible (and that one, launched the same way, waited for its own
+ * predecessor, so the order holds down the chain). So a launch's fixed cost overlaps
+ * the tail of the previous kernel instead of following it. Both are no-ops before
+ * sm_90 and in kernels launched the ordinary way. H200, bf16 FUSED forward (weight
+ * folding, statistics, GEMM, the idle second form), ms, with vs without
+ * (docs/results/cuda/2026-12-01-session6/call2): 4096,768,768 0.0291-0.0292 vs
+ * 0.0351-0.0360; 8192,1024,1024 0.0524-0.0526 vs 0.0556-0.0565; 32768,4096,256
+ * 0.1474-0.1477 vs 0.1508-0.1519. */
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 /* ---- device facts ---- */
 struct device_info {
     int device, sm_count, major, minor;
     size_t max_smem_optin;
 };
 lnl_status device_query(device_info *d);
+
+/* -DLNL_PDL=0 (timing only): every kernel launched the ordinary way. */
+#ifndef LNL_PDL
+#define LNL_PDL 1
+#endif
+/* kernel<<<grid, block, smem, s>>>(args...), as a programmatic dependent of the kernel
+ * before it in the stream on devices that have it (sm_90+); the kernel must call
+ * pdl_wait() before it reads or writes anything. Returns the launch's error. */
+template <typename... P, typename... A>
+cudaError_t launch_dependent(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem,
+                             cudaStream_t s, A &&...args) {
+    device_info d;
+    const bool pdl = LNL_PDL && device_query(&d) == LNL_STATUS_SUCCESS && d.major >= 9;
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = s;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = pdl ? 1 : 0;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
+}
 
 /* ---- workspace: one caller or library buffer carved into 256-byte-aligned regions ---- */
 inline size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }

@@ -52,6 +52,8 @@ dw_prep_kernel(const bf16 *__restrict__ dy, const float *__restrict__ mean,
                const float *__restrict__ rstd, bf16 *__restrict__ dyp, float2 *__restrict__ part_uv,
                int *__restrict__ off_centre, int64_t M, int64_t N) {
     __shared__ float2 lane_sum[PREP_THREADS * V]; /* [lane][j][column thread] */
+    pdl_wait(); /* launched by launch_dependent */
+    pdl_launch_dependents();
     const int bx = blockDim.x, L = blockDim.y, tx = threadIdx.x, ly = threadIdx.y;
     const int64_t n0 = ((int64_t)blockIdx.x * bx + tx) * V;
     const int64_t R = (M + gridDim.y - 1) / gridDim.y;
@@ -135,6 +137,8 @@ constexpr int SUM_COLS = 32, SUM_LANES = 16;
 __global__ void __launch_bounds__(SUM_COLS * SUM_LANES)
 dw_sums_kernel(const float2 *__restrict__ part_uv, int64_t G, float2 *__restrict__ uv, int64_t N) {
     __shared__ float2 lane_sum[SUM_LANES][SUM_COLS + 1];
+    pdl_wait(); /* launched by launch_dependent */
+    pdl_launch_dependents();
     const int64_t n = (int64_t)blockIdx.x * SUM_COLS + threadIdx.x;
     const int64_t C = (G + gridDim.y - 1) / gridDim.y;
     const int64_t g0 = blockIdx.y * C, g1 = min64(G, g0 + C);
@@ -167,6 +171,8 @@ dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__res
                  int chunks, const bf16 *__restrict__ gamma, const bf16 *__restrict__ beta,
                  const int *__restrict__ off_centre, bf16 *__restrict__ dW,
                  bf16 *__restrict__ dbias, int64_t N, int64_t K) {
+    pdl_wait(); /* launched by launch_dependent */
+    pdl_launch_dependents();
     const int64_t n = blockIdx.x;
     const int64_t k0 = ((int64_t)blockIdx.y * FINISH_THREADS + threadIdx.x) * FINISH_ELEMS;
     if (k0 >= K) return;
@@ -265,13 +271,8 @@ cudaError_t launch_dw_prep(const void *dy, const float *mean, const float *rstd,
     int64_t col_blocks;
     prep_shape(M, N, vec, d, &bx, &lanes, &col_blocks, G);
     const dim3 grid((unsigned)col_blocks, (unsigned)*G), block((unsigned)bx, (unsigned)lanes);
-    if (vec)
-        dw_prep_kernel<8><<<grid, block, 0, s>>>((const bf16 *)dy, mean, rstd, (bf16 *)dyp, part_uv,
-                                                 off_centre, M, N);
-    else
-        dw_prep_kernel<1><<<grid, block, 0, s>>>((const bf16 *)dy, mean, rstd, (bf16 *)dyp, part_uv,
-                                                 off_centre, M, N);
-    return cudaGetLastError();
+    return launch_dependent(vec ? dw_prep_kernel<8> : dw_prep_kernel<1>, grid, block, 0, s,
+                            (const bf16 *)dy, mean, rstd, (bf16 *)dyp, part_uv, off_centre, M, N);
 }
 
 cudaError_t launch_dw_finish(const float *part, int splits, const float2 *part_uv, int64_t G,
@@ -282,21 +283,17 @@ cudaError_t launch_dw_finish(const float *part, int splits, const float2 *part_u
     const int64_t bx = (N + SUM_COLS - 1) / SUM_COLS;
     const int chunks = (int)std::max<int64_t>(
         1, std::min<int64_t>({DW_SUM_CHUNKS, G, (2 * (int64_t)d.sm_count + bx - 1) / bx}));
-    dw_sums_kernel<<<dim3((unsigned)bx, (unsigned)chunks), dim3(SUM_COLS, SUM_LANES), 0, s>>>(
-        part_uv, G, uv, N);
+    cudaError_t e = launch_dependent(dw_sums_kernel, dim3((unsigned)bx, (unsigned)chunks),
+                                     dim3(SUM_COLS, SUM_LANES), 0, s, part_uv, G, uv, N);
+    if (e != cudaSuccess) return e;
     const auto a8 = [](const void *p) { return ((uintptr_t)p & 7u) == 0; };
     const bool vec = K % FINISH_ELEMS == 0 && a8(dW) && a8(gamma) && a8(beta);
     const int64_t per_block = (int64_t)FINISH_THREADS * FINISH_ELEMS;
     const dim3 grid((unsigned)N, (unsigned)((K + per_block - 1) / per_block));
-    if (vec)
-        dw_finish_kernel<true><<<grid, FINISH_THREADS, 0, s>>>(part, splits, uv, chunks,
-                                                              (const bf16 *)gamma, (const bf16 *)beta,
-                                                              off_centre, (bf16 *)dW, (bf16 *)dbias, N, K);
-    else
-        dw_finish_kernel<false><<<grid, FINISH_THREADS, 0, s>>>(part, splits, uv, chunks,
-                                                               (const bf16 *)gamma, (const bf16 *)beta,
-                                                               off_centre, (bf16 *)dW, (bf16 *)dbias, N, K);
-    return cudaGetLastError();
+    return launch_dependent(vec ? dw_finish_kernel<true> : dw_finish_kernel<false>, grid,
+                            dim3(FINISH_THREADS), 0, s, part, splits, (const float2 *)uv, chunks,
+                            (const bf16 *)gamma, (const bf16 *)beta, off_centre, (bf16 *)dW,
+                            (bf16 *)dbias, N, K);
 }
 
 } // namespace lnl

@@ -29,6 +29,7 @@ fold_weight_kernel(const T *__restrict__ W, const T *__restrict__ gamma, const T
                    const T *__restrict__ bias, T *__restrict__ wfold, float *__restrict__ cd,
                    int *__restrict__ off_centre, int64_t N, int64_t K) {
     __shared__ float red[2][FOLD_THREADS / 32];
+    pdl_launch_dependents(); /* the GEMM kernel behind may be set up now; it waits for us */
     if (blockIdx.x == 0) {
         if (threadIdx.x == 0) *off_centre = 0;
         const int64_t padded = (N + 7) / 8 * 8;

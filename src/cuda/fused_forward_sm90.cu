@@ -565,6 +565,11 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
                  int *__restrict__ off_centre, float eps, T *__restrict__ y, int64_t M, int K,
                  int N, bool y_pairs, bool y_vec16, bool bias_pairs) {
 #if LNL_SM90A
+    /* Launched as a programmatic dependent of the kernel before it (launch_t): wait for
+     * that kernel's statistics, folded weight and flag, then let the next form be
+     * queued behind this one, so that its launch overlaps this kernel's run. */
+    pdl_wait();
+    pdl_launch_dependents();
     if (FORM == FORM_FOLD && *off_centre != 0) return;
     if (FORM == FORM_TRANSFORM && cd && *off_centre == 0) return;
     fwd_body<T, BN, FORM>(&map_x, &map_b, mean, rstd, gamma, beta, bias, cd, off_centre, eps, y,
@@ -646,16 +651,14 @@ cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, con
     if (o.cd) {
         auto *k = o.stats_inside ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>
                                  : ln_gemm_fwd_sm90<T, BN, FORM_FOLD>;
-        k<<<(unsigned)grid, THREADS, C::SMEM, s>>>(o.mx, o.mwf, o.mean, o.rstd, g, b, bi, o.cd,
-                                                   o.off_centre, o.eps, (T *)o.y, M, (int)K,
-                                                   (int)N, y_pairs, y_vec16, bias_pairs);
-        const cudaError_t e = cudaGetLastError();
+        const cudaError_t e = launch_dependent(k, dim3((unsigned)grid), dim3(THREADS), C::SMEM, s, o.mx, o.mwf, o.mean,
+                                               o.rstd, g, b, bi, o.cd, o.off_centre, o.eps, (T *)o.y,
+                                               M, (int)K, (int)N, y_pairs, y_vec16, bias_pairs);
         if (e != cudaSuccess) return e;
     }
-    ln_gemm_fwd_sm90<T, BN, FORM_TRANSFORM><<<(unsigned)grid, THREADS, C::SMEM, s>>>(
-        o.mx, o.mw, o.mean, o.rstd, g, b, bi, o.cd, o.off_centre, o.eps, (T *)o.y, M, (int)K,
-        (int)N, y_pairs, y_vec16, bias_pairs);
-    return cudaGetLastError();
+    return launch_dependent(ln_gemm_fwd_sm90<T, BN, FORM_TRANSFORM>, dim3((unsigned)grid), dim3(THREADS), C::SMEM, s,
+                            o.mx, o.mw, o.mean, o.rstd, g, b, bi, o.cd, o.off_centre, o.eps,
+                            (T *)o.y, M, (int)K, (int)N, y_pairs, y_vec16, bias_pairs);
 }
 
 template <typename T>
@@ -671,6 +674,12 @@ cudaError_t launch_typed(int bn, const fwd_operands &o, int64_t M, int64_t K, in
  * 0.92 ms; 32768,4096,256 0.26 vs 0.33 ms). 128 only when N fits in it. */
 static int pick_bn(int64_t N) { return N <= 128 ? 128 : 256; }
 
+/* Only with one column of tiles. With several, each column's CTAs would compute the same
+ * statistics, and that work slows the main loop where the GEMM is compute-bound: bf16
+ * FUSED forward ms, H200, statistics inside at every N vs the pre-pass (lnl-bench,
+ * docs/results/cuda/2026-12-01-session6): 8192,4096,4096 0.537-0.564 vs 0.448;
+ * 8192,4096,12288 1.67-1.74 vs 1.36; 8192,768,3072 0.116-0.118 vs 0.095;
+ * 16384,8192,1024 0.540-0.558 vs 0.497. */
 bool fused_forward_sm90_stats_inside(int64_t N) { return N <= pick_bn(N); }
 
 int64_t fused_forward_sm90_tiles(int64_t M, int64_t N) {

@@ -35,6 +35,8 @@ __global__ void ln_bwd_kernel(const TD *__restrict__ dxhat, const T *__restrict_
                               float *__restrict__ part_g, float *__restrict__ part_b, int64_t M,
                               int64_t K, int smem_parts) {
     extern __shared__ float sp[];
+    pdl_wait(); /* launched by launch_dependent */
+    pdl_launch_dependents();
     __shared__ float2 red[32];
     const int64_t nchunks = K / V;
     const int64_t R = (M + gridDim.x - 1) / gridDim.x;
@@ -117,6 +119,8 @@ __global__ void __launch_bounds__(512) ln_bwd_reg_kernel(const TD *__restrict__ 
                                   T *__restrict__ dx, float *__restrict__ part_g,
                                   float *__restrict__ part_b, int64_t M, int64_t K) {
     __shared__ float2 red[32];
+    pdl_wait(); /* launched by launch_dependent */
+    pdl_launch_dependents();
     const int64_t nchunks = K / V;
     const int64_t R = (M + gridDim.x - 1) / gridDim.x;
     const int64_t r0 = blockIdx.x * R, r1 = min64(M, r0 + R);
@@ -279,9 +283,8 @@ static cudaError_t ln_backward_t(const TD *dxhat, const T *x, const float *mean,
     int64_t nchunks = vec ? K / V : K;
     const reg_plan rp = plan_reg<T>(K);
     if (vec && rp.use) {
-        reg_kernel<T, TD>(rp.cpt)<<<(unsigned)G, rp.threads, 0, s>>>(dxhat, x, mean, rstd, shift, gamma,
-                                                                    dx, part_g, part_b, M, K);
-        return cudaGetLastError();
+        return launch_dependent(reg_kernel<T, TD>(rp.cpt), dim3((unsigned)G), dim3(rp.threads), 0, s,
+                                dxhat, x, mean, rstd, shift, gamma, dx, part_g, part_b, M, K);
     }
     int threads = (int)std::min<int64_t>(512, std::max<int64_t>(32, (nchunks + 31) / 32 * 32));
     size_t pbytes = 2 * (size_t)K * sizeof(float);
@@ -293,9 +296,8 @@ static cudaError_t ln_backward_t(const TD *dxhat, const T *x, const float *mean,
                                              (int)smem);
         if (e != cudaSuccess) return e;
     }
-    kern<<<(unsigned)G, threads, smem, s>>>(dxhat, x, mean, rstd, shift, gamma, dx, part_g, part_b, M, K,
-                                            smem_parts);
-    return cudaGetLastError();
+    return launch_dependent(kern, dim3((unsigned)G), dim3(threads), smem, s, dxhat, x, mean, rstd, shift,
+                            gamma, dx, part_g, part_b, M, K, smem_parts);
 }
 
 cudaError_t launch_ln_backward(lnl_dtype dt, const void *dxhat, const void *x, const float *mean,
@@ -337,6 +339,8 @@ template <typename T> struct reduce_batch {
 
 template <typename T>
 __global__ void __launch_bounds__(RED_COLS * RED_LANES) reduce_partials_kernel(const reduce_batch<T> b) {
+    pdl_wait(); /* launched by launch_dependent */
+    pdl_launch_dependents();
     __shared__ float lane_sum[RED_LANES][RED_COLS + 1];
     int j = 0;
     while (j + 1 < b.n && (int64_t)blockIdx.x >= b.first[j + 1]) j++;
@@ -362,6 +366,7 @@ cudaError_t launch_reduce_partials(lnl_dtype dt, const reduce_job *jobs, int n, 
     if (n <= 0) return cudaSuccess;
     if (n > MAX_REDUCE_JOBS) return cudaErrorInvalidValue;
     const dim3 block(RED_COLS, RED_LANES);
+    cudaError_t e = cudaSuccess;
     LNL_DISPATCH(dt, T, {
         reduce_batch<T> b{};
         b.n = n;
@@ -372,9 +377,9 @@ cudaError_t launch_reduce_partials(lnl_dtype dt, const reduce_job *jobs, int n, 
             b.out[j] = (T *)jobs[j].out;
             b.first[j + 1] = b.first[j] + (jobs[j].L + RED_COLS - 1) / RED_COLS;
         }
-        reduce_partials_kernel<T><<<(unsigned)b.first[n], block, 0, s>>>(b);
+        e = launch_dependent(reduce_partials_kernel<T>, dim3((unsigned)b.first[n]), block, 0, s, b);
     });
-    return cudaGetLastError();
+    return e;
 }
 
 cudaError_t launch_reduce_partials(lnl_dtype dt, const float *part, int64_t G, int64_t L, void *out,
@@ -395,6 +400,8 @@ template <typename T, int V>
 __global__ void colsum_partials_kernel(const T *__restrict__ dy, int64_t M, int64_t N,
                                        float *__restrict__ part) {
     constexpr int UNROLL = 4;
+    pdl_wait(); /* launched by launch_dependent */
+    pdl_launch_dependents();
     const int64_t n0 = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * V;
     if (n0 >= N) return;
     const int64_t R = (M + gridDim.y - 1) / gridDim.y;
@@ -453,14 +460,13 @@ cudaError_t launch_colsum_partials(lnl_dtype dt, const void *dy, int64_t M, int6
     const int V = N % c.V == 0 && aligned16(dy) ? c.V : 1;
     const unsigned bx = (unsigned)((N + (int64_t)c.threads * V - 1) / ((int64_t)c.threads * V));
     const dim3 grid(bx, (unsigned)G);
+    cudaError_t e = cudaSuccess;
     LNL_DISPATCH(dt, T, {
         constexpr int VT = vec_elems<T>();
-        if (V > 1)
-            colsum_partials_kernel<T, VT><<<grid, c.threads, 0, s>>>((const T *)dy, M, N, part);
-        else
-            colsum_partials_kernel<T, 1><<<grid, c.threads, 0, s>>>((const T *)dy, M, N, part);
+        e = launch_dependent(V > 1 ? colsum_partials_kernel<T, VT> : colsum_partials_kernel<T, 1>, grid,
+                             dim3(c.threads), 0, s, (const T *)dy, M, N, part);
     });
-    return cudaGetLastError();
+    return e;
 }
 
 } // namespace lnl

@@ -109,6 +109,7 @@ __global__ void __launch_bounds__(512) ln_fwd_reg_kernel(const T *__restrict__ x
                                   float *__restrict__ shift, int *__restrict__ off_centre, int64_t M,
                                   int64_t K, float eps) {
     __shared__ float red[32];
+    pdl_launch_dependents(); /* as a statistics pre-pass: the Hopper GEMM may be set up now */
     const int64_t nchunks = K / V;
     for (int64_t row = blockIdx.x; row < M; row += gridDim.x) {
         const T *xr = x + row * K;
