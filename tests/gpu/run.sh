@@ -90,10 +90,14 @@ if [ -x "$TABLE" ]; then
         mkdir -p "$OUTDIR/python"
         # 263 s at 1679e8f (559 tests); at 3a3072a, with ten more many-tile cases and the
         # device call's A/B builds beside it, it ran past 300 s without a failure; 279, 306
-        # and 343 s in session 5's runs (573 tests): --durations names the slowest
+        # and 343 s in session 5's runs (573 tests): --durations names the slowest. At
+        # 73753c4 (333 s) the slowest was a CPU case, torch.compile through inductor on the
+        # CPU (105 s; CI runs it on every commit), so it is left out here.
         run_step pytest_cuda 420 env LNLINEAR_TEST_DEVICE=cuda LNLINEAR_LIBRARY="$LIB" \
             PYTHONPATH="$PWD/python" LNLINEAR_REPORT_DIR="$OUTDIR/python" \
-            python3 -m pytest -q -s -p no:cacheprovider --durations=20 tests/python &
+            python3 -m pytest -q -s -p no:cacheprovider --durations=20 \
+            --deselect "tests/python/test_compile.py::test_compile_fullgraph_matches_eager[cpu]" \
+            tests/python &
         run_step pip_install 300 bash -c "python3 -m pip install -q --no-build-isolation --no-deps \
             --target /tmp/lnl-site . && cd /tmp && env -u LNLINEAR_LIBRARY PYTHONPATH=/tmp/lnl-site \
             python3 -c 'import lnlinear, torch; x = torch.randn(4, 8, device=\"cuda\"); \
