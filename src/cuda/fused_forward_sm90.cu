@@ -651,14 +651,16 @@ cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, con
     if (o.cd) {
         auto *k = o.stats_inside ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>
                                  : ln_gemm_fwd_sm90<T, BN, FORM_FOLD>;
-        const cudaError_t e = launch_dependent(k, dim3((unsigned)grid), dim3(THREADS), C::SMEM, s, o.mx, o.mwf, o.mean,
-                                               o.rstd, g, b, bi, o.cd, o.off_centre, o.eps, (T *)o.y,
-                                               M, (int)K, (int)N, y_pairs, y_vec16, bias_pairs);
+        const cudaError_t e =
+            launch_dependent(k, dim3((unsigned)grid), dim3(THREADS), C::SMEM, s, o.mx, o.mwf, o.mean,
+                             o.rstd, g, b, bi, o.cd, o.off_centre, o.eps, (T *)o.y, M, (int)K,
+                             (int)N, y_pairs, y_vec16, bias_pairs);
         if (e != cudaSuccess) return e;
     }
-    return launch_dependent(ln_gemm_fwd_sm90<T, BN, FORM_TRANSFORM>, dim3((unsigned)grid), dim3(THREADS), C::SMEM, s,
-                            o.mx, o.mw, o.mean, o.rstd, g, b, bi, o.cd, o.off_centre, o.eps,
-                            (T *)o.y, M, (int)K, (int)N, y_pairs, y_vec16, bias_pairs);
+    return launch_dependent(ln_gemm_fwd_sm90<T, BN, FORM_TRANSFORM>, dim3((unsigned)grid),
+                            dim3(THREADS), C::SMEM, s, o.mx, o.mw, o.mean, o.rstd, g, b, bi, o.cd,
+                            o.off_centre, o.eps, (T *)o.y, M, (int)K, (int)N, y_pairs, y_vec16,
+                            bias_pairs);
 }
 
 template <typename T>

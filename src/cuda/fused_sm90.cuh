@@ -14,7 +14,6 @@
 #define LNL_SM90_STATS_INSIDE 1
 #endif
 
-
 namespace lnl {
 
 /* y = LN(x) @ W^T + b for bf16/f16 on an sm_90 device (fused_forward_sm90.cu).
