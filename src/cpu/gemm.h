@@ -39,7 +39,8 @@
 LNL_GEMM_DECLARE(f32, float)
 LNL_GEMM_DECLARE(f64, double)
 
-/* AVX2 packing of 6-row A / 16-column B slivers; other cases go to the portable code. */
+/* AVX2 packing of 6- or 12-row A / 16- or 32-column B slivers (the AVX2 and AVX-512
+ * kernels' shapes); other cases go to the portable code. */
 void lnl_pack_a_f32_avx2(float *dst, const lnl_gemm_f32 *g, int64_t i0, int64_t mc, int64_t p0,
                          int64_t kc, int mr);
 void lnl_pack_b_f32_avx2(float *dst, const lnl_gemm_f32 *g, int64_t p0, int64_t kc, int64_t j0,

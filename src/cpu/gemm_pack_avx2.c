@@ -1,5 +1,6 @@
-/* AVX2 packing for the f32 shapes that dominate: 6-row A slivers and 16-column B
- * slivers from contiguous rows, with the LayerNorm fused. Anything else falls back to
+/* AVX2 packing for the f32 shapes that dominate: 6- or 12-row A slivers and 16- or
+ * 32-column B slivers (the AVX2 and the AVX-512 kernels') from contiguous rows, with
+ * the LayerNorm fused. Anything else falls back to
  * the portable lnl_pack_*_f32. The transform keeps the portable code's operation
  * order ((v - mean) * rstd, * gamma, + beta; no FMA contraction under -std=c11), so
  * the packed values are bitwise the same whichever routine packed them. */
@@ -73,32 +74,93 @@ static void pack_a6_rows(float *d, const float *const s[6], int mm, int64_t kc,
         }
 }
 
+/* x, normalized as the portable code does it when xf: ((x - mu) * rs) * gamma + beta. */
+static inline __m256 ln8(__m256 v, float mu, float rs, __m256 g, __m256 b, int xf, int has_g,
+                         int has_b) {
+    if (!xf) return v;
+    v = _mm256_mul_ps(_mm256_sub_ps(v, _mm256_set1_ps(mu)), _mm256_set1_ps(rs));
+    if (has_g) v = _mm256_mul_ps(v, g);
+    if (has_b) v = _mm256_add_ps(v, b);
+    return v;
+}
+
+/* One 12-row sliver (the AVX-512 kernel's), as pack_a6_rows: rows 0-7 and rows 8-11
+ * (with four zero rows) each through an 8 x 8 transpose, so that column p's twelve
+ * values leave as one 8-wide and one 4-wide store. */
+static void pack_a12_rows(float *d, const float *const s[12], int mm, int64_t kc,
+                          const float mu[12], const float rs[12], const float *gamma,
+                          const float *beta, int xf) {
+    int64_t p = 0;
+    for (; p + 8 <= kc; p += 8) {
+        const __m256 g = gamma ? _mm256_loadu_ps(gamma + p) : _mm256_setzero_ps();
+        const __m256 b = beta ? _mm256_loadu_ps(beta + p) : _mm256_setzero_ps();
+        __m256 lo[8], hi[8];
+        for (int i = 0; i < 8; i++)
+            lo[i] = i < mm ? ln8(_mm256_loadu_ps(s[i] + p), mu[i], rs[i], g, b, xf, gamma != NULL,
+                                 beta != NULL)
+                           : _mm256_setzero_ps();
+        for (int i = 0; i < 8; i++)
+            hi[i] = i < 4 && i + 8 < mm ? ln8(_mm256_loadu_ps(s[i + 8] + p), mu[i + 8], rs[i + 8], g,
+                                              b, xf, gamma != NULL, beta != NULL)
+                                        : _mm256_setzero_ps();
+        transpose8(lo);
+        transpose8(hi);
+        float *o = d + p * 12;
+        for (int j = 0; j < 8; j++) {
+            _mm256_storeu_ps(o + j * 12, lo[j]);
+            _mm_storeu_ps(o + j * 12 + 8, _mm256_castps256_ps128(hi[j]));
+        }
+    }
+    for (; p < kc; p++)
+        for (int i = 0; i < 12; i++) {
+            float v = 0;
+            if (i < mm) {
+                v = s[i][p];
+                if (xf) {
+                    v = (v - mu[i]) * rs[i];
+                    if (gamma) v = v * gamma[p];
+                    if (beta) v = v + beta[p];
+                }
+            }
+            d[p * 12 + i] = v;
+        }
+}
+
 void lnl_pack_a_f32_avx2(float *dst, const lnl_gemm_f32 *g, int64_t i0, int64_t mc, int64_t p0,
                          int64_t kc, int mr) {
     const lnl_xform_f32 *x = g->xa;
-    if (mr != 6 || (g->csa != 1 && g->rsa != 1)) {
+    if ((mr != 6 && mr != 12) || (g->csa != 1 && g->rsa != 1)) {
         lnl_pack_a_f32(dst, g, i0, mc, p0, kc, mr);
         return;
     }
-    for (int64_t ir = 0; ir < mc; ir += 6) {
-        int mm = (int)(mc - ir < 6 ? mc - ir : 6);
+    for (int64_t ir = 0; ir < mc; ir += mr) {
+        int mm = (int)(mc - ir < mr ? mc - ir : mr);
         float *d = dst + ir * kc;
         if (g->csa == 1) {
-            const float *s[6];
-            float mu[6] = {0}, rs[6] = {0};
+            const float *s[12];
+            float mu[12] = {0}, rs[12] = {0};
             for (int i = 0; i < mm; i++) {
                 int64_t row = i0 + ir + i;
                 s[i] = g->a + row * g->rsa + p0;
                 if (x) mu[i] = x->mean[row], rs[i] = x->rstd[row];
             }
-            pack_a6_rows(d, s, mm, kc, mu, rs, x && x->gamma ? x->gamma + p0 : NULL,
-                         x && x->beta ? x->beta + p0 : NULL, x != NULL);
-        } else if (!x && mm == 6) {
+            const float *gm = x && x->gamma ? x->gamma + p0 : NULL;
+            const float *bt = x && x->beta ? x->beta + p0 : NULL;
+            if (mr == 6) pack_a6_rows(d, s, mm, kc, mu, rs, gm, bt, x != NULL);
+            else pack_a12_rows(d, s, mm, kc, mu, rs, gm, bt, x != NULL);
+        } else if (!x && mm == 6 && mr == 6) {
             /* Column-contiguous A (dW = dy^T @ ...): six adjacent values per k. */
             const float *s = g->a + (i0 + ir) + p0 * g->csa;
             for (int64_t p = 0; p < kc; p++, s += g->csa) {
                 _mm_storeu_ps(d + p * 6, _mm_loadu_ps(s));
                 _mm_storel_epi64((__m128i *)(d + p * 6 + 4), _mm_loadl_epi64((const __m128i *)(s + 4)));
+            }
+        } else if (!x && mm == 12) {
+            /* The same, twelve adjacent values per k. */
+            const float *s = g->a + (i0 + ir) + p0 * g->csa;
+            for (int64_t p = 0; p < kc; p++, s += g->csa) {
+                _mm256_storeu_ps(d + p * 12, _mm256_loadu_ps(s));
+                _mm_storeu_ps(d + p * 12 + 8, _mm_loadu_ps(s + 8));
             }
         } else {
             lnl_pack_a_f32(d, g, i0 + ir, mm, p0, kc, mr);
@@ -109,11 +171,11 @@ void lnl_pack_a_f32_avx2(float *dst, const lnl_gemm_f32 *g, int64_t i0, int64_t 
 void lnl_pack_b_f32_avx2(float *dst, const lnl_gemm_f32 *g, int64_t p0, int64_t kc, int64_t j0,
                          int64_t nc, int nr) {
     const lnl_xform_f32 *x = g->xb;
-    if (nr != 16 || (g->csb != 1 && (g->rsb != 1 || x))) {
+    if ((nr != 16 && nr != 32) || (g->csb != 1 && (g->rsb != 1 || x))) {
         lnl_pack_b_f32(dst, g, p0, kc, j0, nc, nr);
         return;
     }
-    const int64_t full = nc / 16 * 16;
+    const int64_t full = nc / nr * nr;
     if (g->csb == 1) {
         /* Row-contiguous B (W in dxhat = dy @ W, LN(x) in dW): walk each source row
          * across all slivers, so reads are sequential (rows are K apart: one per page
@@ -121,50 +183,43 @@ void lnl_pack_b_f32_avx2(float *dst, const lnl_gemm_f32 *g, int64_t p0, int64_t 
          * store is one full cache line of a sliver. Normalized per row p when asked. */
         for (int64_t p = 0; p < kc; p++) {
             const float *s = g->b + (p0 + p) * g->rsb + j0;
-            float *d = dst + p * 16;
+            float *d = dst + p * nr;
             __m256 mu = _mm256_setzero_ps(), rs = mu;
             if (x) mu = _mm256_set1_ps(x->mean[p0 + p]), rs = _mm256_set1_ps(x->rstd[p0 + p]);
-            for (int64_t jr = 0; jr < full; jr += 16) {
-                __m256 v0 = _mm256_loadu_ps(s + jr), v1 = _mm256_loadu_ps(s + jr + 8);
-                if (x) {
-                    v0 = _mm256_mul_ps(_mm256_sub_ps(v0, mu), rs);
-                    v1 = _mm256_mul_ps(_mm256_sub_ps(v1, mu), rs);
-                    if (x->gamma) {
-                        v0 = _mm256_mul_ps(v0, _mm256_loadu_ps(x->gamma + j0 + jr));
-                        v1 = _mm256_mul_ps(v1, _mm256_loadu_ps(x->gamma + j0 + jr + 8));
+            for (int64_t jr = 0; jr < full; jr += nr)
+                for (int h = 0; h < nr; h += 8) {
+                    __m256 v = _mm256_loadu_ps(s + jr + h);
+                    if (x) {
+                        v = _mm256_mul_ps(_mm256_sub_ps(v, mu), rs);
+                        if (x->gamma) v = _mm256_mul_ps(v, _mm256_loadu_ps(x->gamma + j0 + jr + h));
+                        if (x->beta) v = _mm256_add_ps(v, _mm256_loadu_ps(x->beta + j0 + jr + h));
                     }
-                    if (x->beta) {
-                        v0 = _mm256_add_ps(v0, _mm256_loadu_ps(x->beta + j0 + jr));
-                        v1 = _mm256_add_ps(v1, _mm256_loadu_ps(x->beta + j0 + jr + 8));
-                    }
+                    _mm256_storeu_ps(d + jr * kc + h, v);
                 }
-                _mm256_storeu_ps(d + jr * kc, v0);
-                _mm256_storeu_ps(d + jr * kc + 8, v1);
-            }
         }
         if (full < nc) lnl_pack_b_f32(dst + full * kc, g, p0, kc, j0 + full, nc - full, nr);
         return;
     }
-    for (int64_t jr = 0; jr < nc; jr += 16) {
+    for (int64_t jr = 0; jr < nc; jr += nr) {
         int64_t j = j0 + jr;
         float *d = dst + jr * kc;
-        if (nc - jr < 16) {
+        if (nc - jr < nr) {
             lnl_pack_b_f32(d, g, p0, kc, j, nc - jr, nr);
             continue;
         }
-        /* Column-contiguous B (the forward's W^T): 16 source rows of contiguous k,
+        /* Column-contiguous B (the forward's W^T): nr source rows of contiguous k,
          * transposed eight by eight. */
         const float *s = g->b + p0 + j * g->csb;
         int64_t p = 0;
         for (; p + 8 <= kc; p += 8) {
-            for (int h = 0; h < 2; h++) {
+            for (int h = 0; h < nr / 8; h++) {
                 __m256 r[8];
                 for (int q = 0; q < 8; q++) r[q] = _mm256_loadu_ps(s + (h * 8 + q) * g->csb + p);
                 transpose8(r);
-                for (int t = 0; t < 8; t++) _mm256_storeu_ps(d + (p + t) * 16 + h * 8, r[t]);
+                for (int t = 0; t < 8; t++) _mm256_storeu_ps(d + (p + t) * nr + h * 8, r[t]);
             }
         }
         for (; p < kc; p++)
-            for (int q = 0; q < 16; q++) d[p * 16 + q] = s[q * g->csb + p];
+            for (int q = 0; q < nr; q++) d[p * nr + q] = s[q * g->csb + p];
     }
 }

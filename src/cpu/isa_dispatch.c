@@ -23,7 +23,7 @@ static const lnl_cpu_isa isa_avx2 = {
     lnl_ln_dx_colsums_f32_avx2};
 static const lnl_cpu_isa isa_avx512 = {
     "avx512", lnl_ukr_f32_avx512, {12, 32, 480, 384, 3072}, lnl_ukr_f64_avx512, {12, 16, 240, 256, 3072},
-    lnl_pack_a_f32, lnl_pack_b_f32, lnl_pack_a_f64, lnl_pack_b_f64, NULL, lnl_ln_stats_f32, NULL};
+    lnl_pack_a_f32_avx2, lnl_pack_b_f32_avx2, lnl_pack_a_f64, lnl_pack_b_f64, NULL, lnl_ln_stats_f32, NULL};
 
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
 static const lnl_cpu_isa *isa_chosen = &isa_scalar;

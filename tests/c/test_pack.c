@@ -1,0 +1,155 @@
+/* The AVX2 packing routines (src/cpu/gemm_pack_avx2.c) against the portable ones
+ * (gemm_pack_tmpl.h): the packed values must be bitwise the same, with and without the
+ * LayerNorm, for the AVX2 kernel's slivers (6-row A, 16-column B) and the AVX-512
+ * kernel's (12-row A, 32-column B), over row, column and depth tails. The routines are
+ * internal, so this program compiles their sources itself (tests/CMakeLists.txt).
+ * With --time it also prints the best of 30 timings of each at the AVX-512 kernel's
+ * block sizes (the evidence behind using them there; docs/cpu-performance-notes.md). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gemm.h"
+
+static int failures = 0;
+
+static float *filled(size_t n, unsigned seed) {
+    float *v = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        v[i] = (float)((int)(seed >> 9) % 2001 - 1000) / 97.0f + 3.0f; /* non-zero mean */
+    }
+    return v;
+}
+
+static void expect_same(const char *what, const float *a, const float *b, size_t n) {
+    if (memcmp(a, b, n * sizeof(float)) != 0) {
+        size_t i = 0;
+        while (i < n && memcmp(a + i, b + i, sizeof(float)) == 0) i++;
+        printf("FAIL %s: first difference at %zu (%.9g vs %.9g)\n", what, i, a[i], b[i]);
+        failures++;
+    }
+}
+
+/* A = x [M, K] (row-contiguous, LayerNorm optional) or its transpose view (column-
+ * contiguous, no LayerNorm); B = W^T (column-contiguous) or a row-contiguous matrix
+ * (LayerNorm optional), as the forward and the backward GEMMs present them. */
+static void check_shapes(int mr, int nr) {
+    const int64_t M = 45, K = 203, N = 77;
+    float *x = filled((size_t)(M * K), 1), *w = filled((size_t)(N * K), 2);
+    float *mean = filled((size_t)(M > K ? M : K), 3), *rstd = filled((size_t)(M > K ? M : K), 4);
+    float *gamma = filled((size_t)(K > N ? K : N), 5), *beta = filled((size_t)(K > N ? K : N), 6);
+    const size_t cap = (size_t)(M + 16) * (size_t)(K + 16) + (size_t)(N + 32) * (size_t)(K + 32);
+    float *p1 = calloc(cap, sizeof(float)), *p2 = calloc(cap, sizeof(float));
+    char what[160];
+    for (int xf = 0; xf < 4; xf++) { /* none; LN; LN without gamma; LN without beta */
+        lnl_xform_f32 t = {mean, rstd, xf == 2 ? NULL : gamma, xf == 3 ? NULL : beta};
+        const lnl_xform_f32 *tx = xf ? &t : NULL;
+        /* A row-contiguous: rows i0.., mc rows (tails of mr), depth p0.., kc (tails of 8) */
+        for (int64_t mc = 1; mc <= 2 * mr + 1; mc += mr - 1)
+            for (int64_t kc = 1; kc <= 19; kc += 9) {
+                lnl_gemm_f32 g = {0};
+                g.m = M, g.n = N, g.k = K, g.a = x, g.rsa = K, g.csa = 1, g.xa = tx;
+                const int64_t i0 = 3, p0 = 5;
+                const size_t n = (size_t)((mc + mr - 1) / mr * mr * kc);
+                memset(p1, 0xff, n * 4), memset(p2, 0xee, n * 4);
+                lnl_pack_a_f32(p1, &g, i0, mc, p0, kc, mr);
+                lnl_pack_a_f32_avx2(p2, &g, i0, mc, p0, kc, mr);
+                snprintf(what, sizeof what, "pack A rows mr=%d mc=%ld kc=%ld xform=%d", mr, (long)mc,
+                         (long)kc, xf);
+                expect_same(what, p1, p2, n);
+            }
+        /* B row-contiguous (rows p of a [K, N] matrix), LN per row p */
+        for (int64_t nc = 1; nc <= 2 * nr + 3; nc += nr + 1) {
+            lnl_gemm_f32 g = {0};
+            g.m = M, g.n = N, g.k = K, g.b = w, g.rsb = N, g.csb = 1, g.xb = tx;
+            const int64_t p0 = 2, kc = 17, j0 = 4;
+            const size_t n = (size_t)((nc + nr - 1) / nr * nr * kc);
+            memset(p1, 0xff, n * 4), memset(p2, 0xee, n * 4);
+            lnl_pack_b_f32(p1, &g, p0, kc, j0, nc, nr);
+            lnl_pack_b_f32_avx2(p2, &g, p0, kc, j0, nc, nr);
+            snprintf(what, sizeof what, "pack B rows nr=%d nc=%ld xform=%d", nr, (long)nc, xf);
+            expect_same(what, p1, p2, n);
+        }
+        if (xf) continue;
+        /* A column-contiguous (dW = dy^T @ ...) and B = W^T (the forward): no LN */
+        for (int64_t mc = 1; mc <= 2 * mr + 1; mc += mr - 1) {
+            lnl_gemm_f32 g = {0};
+            g.m = K, g.n = N, g.k = M, g.a = x, g.rsa = 1, g.csa = K;
+            const int64_t kc = 13, n = (mc + mr - 1) / mr * mr * kc;
+            memset(p1, 0xff, (size_t)n * 4), memset(p2, 0xee, (size_t)n * 4);
+            lnl_pack_a_f32(p1, &g, 7, mc, 2, kc, mr);
+            lnl_pack_a_f32_avx2(p2, &g, 7, mc, 2, kc, mr);
+            snprintf(what, sizeof what, "pack A columns mr=%d mc=%ld", mr, (long)mc);
+            expect_same(what, p1, p2, (size_t)n);
+        }
+        for (int64_t nc = 1; nc <= 2 * nr + 3; nc += nr + 1)
+            for (int64_t kc = 1; kc <= 19; kc += 9) {
+                lnl_gemm_f32 g = {0};
+                g.m = M, g.n = N, g.k = K, g.b = w, g.rsb = 1, g.csb = K;
+                const size_t n = (size_t)((nc + nr - 1) / nr * nr * kc);
+                memset(p1, 0xff, n * 4), memset(p2, 0xee, n * 4);
+                lnl_pack_b_f32(p1, &g, 3, kc, 6, nc, nr);
+                lnl_pack_b_f32_avx2(p2, &g, 3, kc, 6, nc, nr);
+                snprintf(what, sizeof what, "pack B = W^T nr=%d nc=%ld kc=%ld", nr, (long)nc, (long)kc);
+                expect_same(what, p1, p2, n);
+            }
+    }
+    free(x), free(w), free(mean), free(rstd), free(gamma), free(beta), free(p1), free(p2);
+}
+
+static double now_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
+}
+
+/* Best of 30 of each routine at the AVX-512 blocking (mc 480, kc 384, B panel 384 x 768). */
+static void time_avx512_blocks(void) {
+    const int64_t M = 480, K = 768, N = 768, mc = 480, kc = 384, nc = 768;
+    float *x = filled((size_t)(M * K), 1), *w = filled((size_t)(N * K), 2);
+    float *mean = filled((size_t)M, 3), *rstd = filled((size_t)M, 4);
+    float *gamma = filled((size_t)K, 5), *beta = filled((size_t)K, 6);
+    float *pa = malloc((size_t)(mc * kc) * 4), *pb = malloc((size_t)(nc * kc) * 4);
+    lnl_xform_f32 t = {mean, rstd, gamma, beta};
+    lnl_gemm_f32 g = {0};
+    g.m = M, g.n = N, g.k = K, g.a = x, g.rsa = K, g.csa = 1, g.xa = &t;
+    g.b = w, g.rsb = 1, g.csb = K;
+    double best[4] = {1e30, 1e30, 1e30, 1e30};
+    for (int r = 0; r < 30; r++) {
+        double t0 = now_us();
+        lnl_pack_a_f32(pa, &g, 0, mc, 0, kc, 12);
+        double t1 = now_us();
+        lnl_pack_a_f32_avx2(pa, &g, 0, mc, 0, kc, 12);
+        double t2 = now_us();
+        lnl_pack_b_f32(pb, &g, 0, kc, 0, nc, 32);
+        double t3 = now_us();
+        lnl_pack_b_f32_avx2(pb, &g, 0, kc, 0, nc, 32);
+        double t4 = now_us();
+        const double d[4] = {t1 - t0, t2 - t1, t3 - t2, t4 - t3};
+        for (int i = 0; i < 4; i++)
+            if (d[i] < best[i]) best[i] = d[i];
+    }
+    printf("A block 480 x 384 with LayerNorm, 12-row slivers: portable %.1f us, avx2 %.1f us\n",
+           best[0], best[1]);
+    printf("B panel 384 x 768 of W^T, 32-column slivers: portable %.1f us, avx2 %.1f us\n", best[2],
+           best[3]);
+    free(x), free(w), free(mean), free(rstd), free(gamma), free(beta), free(pa), free(pb);
+}
+
+int main(int argc, char **argv) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+        printf("skipped: this CPU has no AVX2+FMA\n");
+        return 0;
+    }
+#endif
+    check_shapes(6, 16);
+    check_shapes(12, 32);
+    if (argc > 1 && strcmp(argv[1], "--time") == 0) time_avx512_blocks();
+    printf("%s\n", failures ? "FAILED" : "packing: AVX2 and portable bitwise the same");
+    return failures ? 1 : 0;
+}
