@@ -28,39 +28,23 @@ static inline void transpose8(__m256 r[8]) {
     r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
-/* One 6-row sliver from row-contiguous A (rows s[i], mm of them real), optionally
- * normalized: eight columns at a time through a transpose, the tail in scalar. */
-static void pack_a6_rows(float *d, const float *const s[6], int mm, int64_t kc,
-                         const float mu[6], const float rs[6], const float *gamma,
-                         const float *beta, int xf) {
-    int64_t p = 0;
-    for (; p + 8 <= kc; p += 8) {
-        __m256 r[8];
-        for (int i = 0; i < 6; i++) {
-            if (i >= mm) {
-                r[i] = _mm256_setzero_ps();
-                continue;
-            }
-            __m256 v = _mm256_loadu_ps(s[i] + p);
-            if (xf) {
-                v = _mm256_mul_ps(_mm256_sub_ps(v, _mm256_set1_ps(mu[i])), _mm256_set1_ps(rs[i]));
-                if (gamma) v = _mm256_mul_ps(v, _mm256_loadu_ps(gamma + p));
-                if (beta) v = _mm256_add_ps(v, _mm256_loadu_ps(beta + p));
-            }
-            r[i] = v;
-        }
-        r[6] = r[7] = _mm256_setzero_ps();
-        transpose8(r);
-        float *o = d + p * 6;
-        /* Full 8-wide stores overlap the next column's first lanes, which that
-         * column's store then rewrites; the last column stores exactly 6. The 2-float
-         * moves use the epi64 forms, which GCC declares unaligned (UBSan-clean). */
-        for (int j = 0; j < 7; j++) _mm256_storeu_ps(o + j * 6, r[j]);
-        _mm_storeu_ps(o + 42, _mm256_castps256_ps128(r[7]));
-        _mm_storel_epi64((__m128i *)(o + 46), _mm_castps_si128(_mm256_extractf128_ps(r[7], 1)));
-    }
+/* x, normalized as the portable code does it when xf: ((x - mu) * rs) * gamma + beta. */
+static inline __m256 ln8(__m256 v, float mu, float rs, __m256 g, __m256 b, int xf, int has_g,
+                         int has_b) {
+    if (!xf) return v;
+    v = _mm256_mul_ps(_mm256_sub_ps(v, _mm256_set1_ps(mu)), _mm256_set1_ps(rs));
+    if (has_g) v = _mm256_mul_ps(v, g);
+    if (has_b) v = _mm256_add_ps(v, b);
+    return v;
+}
+
+/* Columns p.. of an mr-row sliver in scalar code (the tail past the last 8 columns),
+ * in the same operation order as ln8. */
+static void pack_a_tail(float *d, int mr, const float *const *s, int mm, int64_t p, int64_t kc,
+                        const float *mu, const float *rs, const float *gamma, const float *beta,
+                        int xf) {
     for (; p < kc; p++)
-        for (int i = 0; i < 6; i++) {
+        for (int i = 0; i < mr; i++) {
             float v = 0;
             if (i < mm) {
                 v = s[i][p];
@@ -70,18 +54,34 @@ static void pack_a6_rows(float *d, const float *const s[6], int mm, int64_t kc,
                     if (beta) v = v + beta[p];
                 }
             }
-            d[p * 6 + i] = v;
+            d[p * mr + i] = v;
         }
 }
 
-/* x, normalized as the portable code does it when xf: ((x - mu) * rs) * gamma + beta. */
-static inline __m256 ln8(__m256 v, float mu, float rs, __m256 g, __m256 b, int xf, int has_g,
-                         int has_b) {
-    if (!xf) return v;
-    v = _mm256_mul_ps(_mm256_sub_ps(v, _mm256_set1_ps(mu)), _mm256_set1_ps(rs));
-    if (has_g) v = _mm256_mul_ps(v, g);
-    if (has_b) v = _mm256_add_ps(v, b);
-    return v;
+/* One 6-row sliver from row-contiguous A (rows s[i], mm of them real), optionally
+ * normalized: eight columns at a time through a transpose, the tail in scalar. */
+static void pack_a6_rows(float *d, const float *const s[6], int mm, int64_t kc,
+                         const float mu[6], const float rs[6], const float *gamma,
+                         const float *beta, int xf) {
+    int64_t p = 0;
+    for (; p + 8 <= kc; p += 8) {
+        const __m256 g = gamma ? _mm256_loadu_ps(gamma + p) : _mm256_setzero_ps();
+        const __m256 b = beta ? _mm256_loadu_ps(beta + p) : _mm256_setzero_ps();
+        __m256 r[8];
+        for (int i = 0; i < 8; i++)
+            r[i] = i < mm && i < 6 ? ln8(_mm256_loadu_ps(s[i] + p), mu[i], rs[i], g, b, xf,
+                                         gamma != NULL, beta != NULL)
+                                   : _mm256_setzero_ps();
+        transpose8(r);
+        float *o = d + p * 6;
+        /* Full 8-wide stores overlap the next column's first lanes, which that
+         * column's store then rewrites; the last column stores exactly 6. The 2-float
+         * moves use the epi64 forms, which GCC declares unaligned (UBSan-clean). */
+        for (int j = 0; j < 7; j++) _mm256_storeu_ps(o + j * 6, r[j]);
+        _mm_storeu_ps(o + 42, _mm256_castps256_ps128(r[7]));
+        _mm_storel_epi64((__m128i *)(o + 46), _mm_castps_si128(_mm256_extractf128_ps(r[7], 1)));
+    }
+    pack_a_tail(d, 6, s, mm, p, kc, mu, rs, gamma, beta, xf);
 }
 
 /* One 12-row sliver (the AVX-512 kernel's), as pack_a6_rows: rows 0-7 and rows 8-11
@@ -111,19 +111,7 @@ static void pack_a12_rows(float *d, const float *const s[12], int mm, int64_t kc
             _mm_storeu_ps(o + j * 12 + 8, _mm256_castps256_ps128(hi[j]));
         }
     }
-    for (; p < kc; p++)
-        for (int i = 0; i < 12; i++) {
-            float v = 0;
-            if (i < mm) {
-                v = s[i][p];
-                if (xf) {
-                    v = (v - mu[i]) * rs[i];
-                    if (gamma) v = v * gamma[p];
-                    if (beta) v = v + beta[p];
-                }
-            }
-            d[p * 12 + i] = v;
-        }
+    pack_a_tail(d, 12, s, mm, p, kc, mu, rs, gamma, beta, xf);
 }
 
 void lnl_pack_a_f32_avx2(float *dst, const lnl_gemm_f32 *g, int64_t i0, int64_t mc, int64_t p0,
