@@ -1,10 +1,53 @@
-/* A thread team that lives for one call: the caller plus nth-1 pthreads run the
- * same function and meet at barriers. Nothing global, so concurrent calls from
- * many user threads never share state. */
+/* A thread team for one call: the caller and nth-1 more threads run the same function
+ * and meet at barriers. Nothing global of ours, so concurrent calls from many user
+ * threads never share state.
+ *
+ * Two implementations of the same contract:
+ *  - OpenMP (LNL_USE_OPENMP, the default where the compiler has it): a parallel region,
+ *    its barrier. In a process that also runs PyTorch, the library then uses PyTorch's
+ *    own OpenMP runtime and thread pool (the loader resolves libgomp.so.1 to the copy
+ *    torch already loaded), so a call right after a torch op finds that pool's threads
+ *    awake instead of competing with them for the cores. With pthreads of our own, a
+ *    FUSED forward at 2048,768,768 took 21.1 / 22.4 ms right after F.linear against
+ *    14.0 / 15.0 ms after nothing; with OpenMP 13.4 / 15.7 against 13.3 / 15.6
+ *    (bench/cpu_after_torch_op.py, two rounds each, 2-vCPU AVX-512 Xeon, 2026-12-01,
+ *    docs/results/cpu-2026-12-01-s7-openmp): torch's workers spin for a few ms after
+ *    each parallel op;
+ *  - pthreads, created for the call and joined at its end (ThreadSanitizer builds,
+ *    whose checks do not see inside an uninstrumented OpenMP runtime, and compilers
+ *    without OpenMP). */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 
 #include "cpu.h"
+
+#ifdef LNL_USE_OPENMP
+#include <omp.h>
+
+/* par->team is not used for OpenMP; a non-NULL marker says "inside a team". */
+static lnl_team *const omp_team = (lnl_team *)&omp_team;
+
+void lnl_par_run(int nth, lnl_par_fn fn, void *ctx) {
+    if (nth <= 1) {
+        lnl_par par = {0, 1, NULL};
+        fn(&par, ctx);
+        return;
+    }
+    /* The runtime may give fewer threads (nested inside a user's parallel region: one);
+     * every partition reads par.nth, as with pthreads that fail to start. */
+#pragma omp parallel num_threads(nth)
+    {
+        lnl_par par = {omp_get_thread_num(), omp_get_num_threads(), omp_team};
+        fn(&par, ctx);
+    }
+}
+
+void lnl_par_barrier(const lnl_par *par) {
+    if (!par->team || par->nth <= 1) return;
+#pragma omp barrier
+}
+
+#else
 
 #define LNL_MAX_THREADS 256
 
@@ -89,6 +132,8 @@ void lnl_par_barrier(const lnl_par *par) {
     }
     pthread_mutex_unlock(&t->mu);
 }
+
+#endif /* LNL_USE_OPENMP */
 
 void lnl_par_range(const lnl_par *par, int64_t n, int64_t align, int64_t *begin, int64_t *end) {
     if (align < 1) align = 1;
