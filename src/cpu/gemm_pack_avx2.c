@@ -58,6 +58,18 @@ static void pack_a_tail(float *d, int mr, const float *const *s, int mm, int64_t
         }
 }
 
+/* Columns p..p+7 of sliver rows first..first+n-1 (n <= 8) into r[0..n-1], normalized
+ * when xf; zeros for rows past mm and for r[n..7]. */
+static inline void rows8(__m256 r[8], const float *const *s, int first, int n, int mm, int64_t p,
+                         const float *mu, const float *rs, __m256 g, __m256 b, const float *gamma,
+                         const float *beta, int xf) {
+    for (int i = 0; i < 8; i++)
+        r[i] = i < n && first + i < mm
+                   ? ln8(_mm256_loadu_ps(s[first + i] + p), mu[first + i], rs[first + i], g, b, xf,
+                         gamma != NULL, beta != NULL)
+                   : _mm256_setzero_ps();
+}
+
 /* One 6-row sliver from row-contiguous A (rows s[i], mm of them real), optionally
  * normalized: eight columns at a time through a transpose, the tail in scalar. */
 static void pack_a6_rows(float *d, const float *const s[6], int mm, int64_t kc,
@@ -68,10 +80,7 @@ static void pack_a6_rows(float *d, const float *const s[6], int mm, int64_t kc,
         const __m256 g = gamma ? _mm256_loadu_ps(gamma + p) : _mm256_setzero_ps();
         const __m256 b = beta ? _mm256_loadu_ps(beta + p) : _mm256_setzero_ps();
         __m256 r[8];
-        for (int i = 0; i < 8; i++)
-            r[i] = i < mm && i < 6 ? ln8(_mm256_loadu_ps(s[i] + p), mu[i], rs[i], g, b, xf,
-                                         gamma != NULL, beta != NULL)
-                                   : _mm256_setzero_ps();
+        rows8(r, s, 0, 6, mm, p, mu, rs, g, b, gamma, beta, xf);
         transpose8(r);
         float *o = d + p * 6;
         /* Full 8-wide stores overlap the next column's first lanes, which that
@@ -95,14 +104,8 @@ static void pack_a12_rows(float *d, const float *const s[12], int mm, int64_t kc
         const __m256 g = gamma ? _mm256_loadu_ps(gamma + p) : _mm256_setzero_ps();
         const __m256 b = beta ? _mm256_loadu_ps(beta + p) : _mm256_setzero_ps();
         __m256 lo[8], hi[8];
-        for (int i = 0; i < 8; i++)
-            lo[i] = i < mm ? ln8(_mm256_loadu_ps(s[i] + p), mu[i], rs[i], g, b, xf, gamma != NULL,
-                                 beta != NULL)
-                           : _mm256_setzero_ps();
-        for (int i = 0; i < 8; i++)
-            hi[i] = i < 4 && i + 8 < mm ? ln8(_mm256_loadu_ps(s[i + 8] + p), mu[i + 8], rs[i + 8], g,
-                                              b, xf, gamma != NULL, beta != NULL)
-                                        : _mm256_setzero_ps();
+        rows8(lo, s, 0, 8, mm, p, mu, rs, g, b, gamma, beta, xf);
+        rows8(hi, s, 8, 4, mm, p, mu, rs, g, b, gamma, beta, xf);
         transpose8(lo);
         transpose8(hi);
         float *o = d + p * 12;
