@@ -60,7 +60,7 @@ struct fwd_layout {
     void *act, *lt;
     void *wfold; /* FUSED bf16/f16: the Hopper epilogue form's W', {c, d}, flag */
     float *cd;
-    int *off_centre;
+    int *off_centre, *block_flags;
     size_t total;
 };
 static fwd_layout fwd_carve(const lnl_problem *p, void *base) {
@@ -78,6 +78,7 @@ static fwd_layout fwd_carve(const lnl_problem *p, void *base) {
     l.wfold = fold ? c.take((size_t)N * K * 2) : nullptr;
     l.cd = fold ? (float *)c.take((size_t)(N + 7) / 8 * 8 * 2 * 4) : nullptr;
     l.off_centre = fold ? (int *)c.take(4) : nullptr;
+    l.block_flags = fold ? (int *)c.take(4 * FOLD_PREP_MAX_BLOCKS) : nullptr;
     l.total = c.used;
     return l;
 }
@@ -207,15 +208,13 @@ static lnl_status forward(const lnl_fwd_args *a) {
                                                a->linear_weight, a->linear_bias, a->y, M, K, N, s, &done));
         if (done) return LNL_STATUS_SUCCESS;
         float *shift = p->dtype == LNL_DTYPE_F32 ? l.shift : nullptr;
-        /* On Hopper, the epilogue form: fold gamma into W first (that also clears the
-         * off-centre flag, which the statistics pass then sets where needed). */
+        /* On Hopper, the epilogue form: gamma folded into W and the rows' statistics in
+         * one launch, which also says which of its blocks met a row too far off centre
+         * for that form (the GEMM kernel then sets off_centre, and the transform form
+         * redoes the call). */
         const bool fold = LNL_SM90_FOLD && l.wfold &&
                           fused_forward_sm90_runs(p->dtype, M, K, N, a->x, a->linear_weight,
                                                   a->ln_weight, a->ln_bias, d);
-        if (fold)
-            CU_TRY("weight folding",
-                   launch_fold_weight(p->dtype, a->linear_weight, a->ln_weight, a->ln_bias,
-                                      a->linear_bias, l.wfold, l.cd, l.off_centre, N, K, s));
         /* With one column of tiles (N <= 256) whose tiles fill 3/4 of the SMs the GEMM
          * kernel computes the statistics. bf16 fused forward, ms, in-kernel statistics
          * vs the pre-pass (H200, same-run rounds, docs/results/cuda/2026-12-01-run-3a3072a):
@@ -227,11 +226,20 @@ static lnl_status forward(const lnl_fwd_args *a) {
         const bool stats_inside = fold && LNL_SM90_STATS_INSIDE &&
                                   fused_forward_sm90_stats_inside(N) &&
                                   4 * fused_forward_sm90_tiles(M, N) >= 3 * (int64_t)d.sm_count;
-        if (!stats_inside)
+        const bool stats_in_prep = fold && !stats_inside && K <= fold_prep_max_stats_k();
+        int flag_blocks = 0;
+        if (fold)
+            CU_TRY("weight folding and statistics",
+                   launch_fold_prep(p->dtype, a->x, mean, rstd, stats_in_prep ? M : 0, eps,
+                                    a->linear_weight, a->ln_weight, a->ln_bias, a->linear_bias,
+                                    l.wfold, l.cd, l.off_centre, l.block_flags, N, K, d, s,
+                                    &flag_blocks));
+        /* after the folding, which clears the flag this pass sets for off-centre rows */
+        if (!stats_inside && !stats_in_prep)
             CU_TRY("layernorm statistics",
                    launch_ln_forward(p->dtype, a->x, nullptr, nullptr, nullptr, mean, rstd, shift,
                                      M, K, eps, d, s, fold ? l.off_centre : nullptr));
-        const sm90_fold fw{l.wfold, l.cd, l.off_centre, stats_inside, eps};
+        const sm90_fold fw{l.wfold, l.cd, l.off_centre, l.block_flags, flag_blocks, stats_inside, eps};
         CU_TRY("fused forward GEMM",
                launch_fused_forward_gemm(p->dtype, a->x, mean, rstd, shift, a->ln_weight, a->ln_bias,
                                          a->linear_weight, a->linear_bias, fold ? &fw : nullptr,

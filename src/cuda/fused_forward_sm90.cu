@@ -9,9 +9,10 @@
  *  - warpgroups 1 and 2: the consumers, 64 rows each, issuing wgmma with both
  *    operands in shared memory. A stage is released on its "empty" mbarrier once both
  *    consumers' wgmma groups on it are done.
- * LN(x) never reaches global memory. mean/rstd come from the statistics pre-pass
- * (launch_ln_forward); y goes out through a per-warp staging area in shared memory,
- * 16 contiguous bytes per thread. Two forms of the same kernel:
+ * LN(x) never reaches global memory. mean/rstd come from a pre-pass (launch_fold_prep,
+ * in the same launch as the weight folding where K <= 2048, else launch_ln_forward), or
+ * from the kernel itself where N <= BN (below); y goes out through a per-warp staging
+ * area in shared memory, 16 contiguous bytes per thread. Two forms of the same kernel:
  *  - the epilogue form (FOLD; the usual one): LN(x) W^T + b = rstd * (x W'^T - mean * c)
  *    + d with W' = T(W * gamma), c = W' 1 and d = W beta + b (fold_weight.cu). The main
  *    loop is a plain GEMM of the raw x with W'; the epilogue applies the row's mean and
@@ -27,8 +28,10 @@
  *    normalization is paid once per (m-tile, n-tile, K slice), N / BN times a LayerNorm
  *    pass, and shares shared-memory bandwidth with wgmma: ~30% of the kernel at
  *    8192,4096,4096.
- * The statistics pass flags off-centre rows; both kernels are launched and the one
- * that does not fit the flag returns at once (~2 us).
+ * Both forms are launched. Rows too far off centre for the epilogue form set a flag
+ * (found by the pre-pass, or by the kernel's own statistics); the epilogue form then
+ * returns at once or stops at its next tile, and the transform form, which returns at
+ * once (~2 us) unless the flag is set, redoes the call.
  *
  * Where it stands (H200, bf16, forward with the pre-passes, lnl-bench 2026-12-01,
  * docs/results/cuda/2026-12-01-fold): epilogue form 0.42-0.43 ms at 8192,4096,4096
@@ -65,10 +68,10 @@ template <int BN> struct tile_cfg {
     /* the epilogue's staging area: 16 rows x 128 columns of T per consumer warp */
     static constexpr int OUT_BYTES = 8 * 16 * 128 * 2;
     /* stages, staging area, barriers, the in-kernel statistics' (mean, rstd) per tile row,
-     * and slack to align the ring to 1024 bytes (the swizzle atom): 231488 bytes (BN = 256)
-     * of the 232448 an H200 block may have */
+     * the producer's two words (below), and slack to align the ring to 1024 bytes (the
+     * swizzle atom): 231504 bytes (BN = 256) of the 232448 an H200 block may have */
     static constexpr size_t SMEM =
-        (size_t)STAGES * STAGE_BYTES + OUT_BYTES + 2 * STAGES * 8 + BM * 8 + 1024;
+        (size_t)STAGES * STAGE_BYTES + OUT_BYTES + 2 * STAGES * 8 + BM * 8 + 16 + 1024;
 };
 
 /* The kernel's forms (see the header): the transform form; the epilogue form with the
@@ -183,7 +186,9 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                                          float *__restrict__ mean, float *__restrict__ rstd,
                                          const T *__restrict__ gamma, const T *__restrict__ beta,
                                          const T *__restrict__ bias, const float *__restrict__ cd,
-                                         int *__restrict__ off_centre, float eps,
+                                         int *__restrict__ off_centre,
+                                         const int *__restrict__ block_flags, int flag_blocks,
+                                         float eps,
                                          T *__restrict__ y, int64_t M, int K, int N, bool y_pairs,
                                          bool y_vec16, bool bias_pairs) {
     constexpr bool FOLD = FORM != FORM_TRANSFORM, STATS = FORM == FORM_FOLD_STATS;
@@ -195,6 +200,9 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
     unsigned char *sA = smem, *sB = smem + S * C::A_BYTES, *sOut = sB + S * C::B_BYTES;
     uint64_t *full = (uint64_t *)(sOut + C::OUT_BYTES), *empty = full + S;
     float2 *sstat = (float2 *)(empty + S); /* STATS: (mean, rstd) of each tile row */
+    /* FOLD: set by the producer when it stops early; FORM_FOLD: the pre-pass's verdict
+     * on the rows (0: not read yet, 1: all fit this form, 2: some do not) */
+    volatile int *stop = (volatile int *)(sstat + BM), *verdict = stop + 1;
 
     const int64_t tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
     const int64_t tiles = tiles_m * tiles_n;
@@ -206,6 +214,8 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             mbar_init(&full[i], 1);
             mbar_init(&empty[i], 8); /* one arrival per consumer warp */
         }
+        *stop = 0;
+        *verdict = 0;
         mbar_init_fence();
     }
     __syncthreads();
@@ -219,6 +229,32 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             tma_prefetch_map(map_b);
             uint32_t it = 0;
             for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+                /* FOLD: once some row is known to be off centre, the transform form will
+                 * redo the whole call and the rest of this kernel's work is wasted: the
+                 * producer stops at the next tile and tells the consumers through *stop
+                 * and a "full" barrier completed without data. Not before the first tile,
+                 * whose loads would wait for the answer; later the ring holds a few
+                 * slices of work while it waits. FORM_FOLD asks the verdict its warp 1
+                 * formed from the pre-pass's block flags, FORM_FOLD_STATS the flag its
+                 * own statistics set. */
+                if (FOLD && tile != blockIdx.x) {
+                    bool off;
+                    if constexpr (STATS) {
+                        off = *(volatile int *)off_centre != 0;
+                    } else {
+                        int v;
+                        while ((v = *verdict) == 0) {
+                        }
+                        off = v == 2;
+                    }
+                    if (off) {
+                        const int s = it % S;
+                        mbar_wait(&empty[s], ((it / S) & 1) ^ 1);
+                        *stop = 1;
+                        mbar_arrive(&full[s]); /* release: *stop is seen with the phase */
+                        break;
+                    }
+                }
                 int64_t m0;
                 int n0;
                 tile_at(tile, tiles_m, tiles_n, BN, &m0, &n0);
@@ -229,6 +265,17 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                     tma_load_2d(sA + s * C::A_BYTES, map_x, kt * BK, (int32_t)m0, &full[s]);
                     tma_load_2d(sB + s * C::B_BYTES, map_b, kt * BK, n0, &full[s]);
                 }
+            }
+        } else if (FORM == FORM_FOLD && threadIdx.x / 32 == 1) {
+            /* the pre-pass's verdicts, one word a block of its grid, read beside the
+             * first tile's loads; any off-centre row sets the flag for the transform form */
+            const int lane = threadIdx.x % 32;
+            int off = 0;
+            for (int i = lane; i < flag_blocks; i += 32) off |= block_flags[i];
+            const bool any = __any_sync(0xffffffffu, off != 0);
+            if (lane == 0) {
+                if (any) *off_centre = 1;
+                *verdict = any ? 2 : 1;
             }
         }
         return;
@@ -408,7 +455,10 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         }
         for (int kt = 0; kt < KT; kt++) {
             const int s = (it0 + kt) % S;
-            if constexpr (FOLD) mbar_wait(&full[s], ((it0 + kt) / S) & 1);
+            if constexpr (FOLD) {
+                mbar_wait(&full[s], ((it0 + kt) / S) & 1);
+                if (kt == 0 && *stop) return; /* the producer stopped (off-centre rows) */
+            }
             const uint64_t adesc = desc_kmajor_sw128(sA + s * C::A_BYTES + cw * 64 * 128);
             const uint64_t bdesc = desc_kmajor_sw128(sB + s * C::B_BYTES);
             wgmma_fence();
@@ -551,9 +601,14 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
 /* One kernel per form. With a folded weight (cd != nullptr) two are launched, an
  * epilogue form first, then the transform form, which returns at once unless *off_centre
  * is set: some row's |mean| * rstd exceeds FOLD_MAX_MEAN_RSTD, where the epilogue form's
- * cancellation would cost accuracy. The statistics pre-pass sets the flag before
- * FORM_FOLD runs (which then returns at once itself); FORM_FOLD_STATS sets it while it
- * runs, and the transform form then redoes the whole call with the statistics it wrote.
+ * cancellation would cost accuracy. Who sets it:
+ *  - launch_ln_forward's statistics (K > 2048), before FORM_FOLD runs, which then returns
+ *    at once;
+ *  - FORM_FOLD itself, from the block flags of launch_fold_prep's statistics (K <= 2048:
+ *    that launch also clears the flag, so its own blocks cannot set it; see
+ *    fold_weight.cu); it then stops at each CTA's second tile;
+ *  - FORM_FOLD_STATS, while it computes the statistics; it stops likewise.
+ * The transform form then redoes the whole call with the statistics in mean/rstd.
  * (One kernel branching between the bodies spilled ~300 bytes a thread at BN = 256;
  * each body alone fits ptxas's 168 registers.) */
 template <typename T, int BN, int FORM>
@@ -562,7 +617,8 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
                  float *__restrict__ mean, float *__restrict__ rstd,
                  const T *__restrict__ gamma, const T *__restrict__ beta,
                  const T *__restrict__ bias, const float *__restrict__ cd,
-                 int *__restrict__ off_centre, float eps, T *__restrict__ y, int64_t M, int K,
+                 int *__restrict__ off_centre, const int *__restrict__ block_flags,
+                 int flag_blocks, float eps, T *__restrict__ y, int64_t M, int K,
                  int N, bool y_pairs, bool y_vec16, bool bias_pairs) {
 #if LNL_SM90A
     /* Launched as a programmatic dependent of the kernel before it (launch_t): wait for
@@ -570,9 +626,10 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
      * queued behind this one, so that its launch overlaps this kernel's run. */
     pdl_wait();
     pdl_launch_dependents();
-    if (FORM == FORM_FOLD && *off_centre != 0) return;
+    if (FORM == FORM_FOLD && flag_blocks == 0 && *off_centre != 0) return;
     if (FORM == FORM_TRANSFORM && cd && *off_centre == 0) return;
-    fwd_body<T, BN, FORM>(&map_x, &map_b, mean, rstd, gamma, beta, bias, cd, off_centre, eps, y,
+    fwd_body<T, BN, FORM>(&map_x, &map_b, mean, rstd, gamma, beta, bias, cd, off_centre,
+                          block_flags, flag_blocks, eps, y,
                           M, K, N, y_pairs, y_vec16, bias_pairs);
 #endif
 }
@@ -621,6 +678,8 @@ struct fwd_operands {
     float *mean, *rstd; /* outputs too, with stats_inside */
     const float *cd;
     int *off_centre;
+    const int *block_flags;
+    int flag_blocks;
     bool stats_inside;
     float eps;
     const void *gamma, *beta, *bias;
@@ -653,13 +712,15 @@ cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, con
                                  : ln_gemm_fwd_sm90<T, BN, FORM_FOLD>;
         const cudaError_t e =
             launch_dependent(k, dim3((unsigned)grid), dim3(THREADS), C::SMEM, s, o.mx, o.mwf, o.mean,
-                             o.rstd, g, b, bi, o.cd, o.off_centre, o.eps, (T *)o.y, M, (int)K,
+                             o.rstd, g, b, bi, o.cd, o.off_centre, o.block_flags, o.flag_blocks,
+                             o.eps, (T *)o.y, M, (int)K,
                              (int)N, y_pairs, y_vec16, bias_pairs);
         if (e != cudaSuccess) return e;
     }
     return launch_dependent(ln_gemm_fwd_sm90<T, BN, FORM_TRANSFORM>, dim3((unsigned)grid),
                             dim3(THREADS), C::SMEM, s, o.mx, o.mw, o.mean, o.rstd, g, b, bi, o.cd,
-                            o.off_centre, o.eps, (T *)o.y, M, (int)K, (int)N, y_pairs, y_vec16,
+                            o.off_centre, o.block_flags, o.flag_blocks, o.eps, (T *)o.y, M, (int)K,
+                            (int)N, y_pairs, y_vec16,
                             bias_pairs);
 }
 
@@ -720,6 +781,7 @@ cudaError_t launch_fused_forward_sm90(lnl_dtype dt, const void *x, const float *
     if (fold.cd && !make_map(enc, &o.mwf, dt, fold.wfold, N, K, bn)) return cudaSuccess;
     /* with stats_inside the kernel writes mean/rstd: the caller's writable buffers */
     o.mean = (float *)mean, o.rstd = (float *)rstd, o.cd = fold.cd, o.off_centre = fold.off_centre;
+    o.block_flags = fold.block_flags, o.flag_blocks = fold.flag_blocks;
     o.stats_inside = fold.cd && fold.stats_inside, o.eps = fold.eps;
     o.gamma = gamma, o.beta = beta, o.bias = bias, o.y = y;
     const cudaError_t e = dt == LNL_DTYPE_BF16 ? launch_typed<__nv_bfloat16>(bn, o, M, K, N, d, s)

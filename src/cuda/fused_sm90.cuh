@@ -36,12 +36,15 @@ bool fused_forward_sm90_runs(lnl_dtype dt, int64_t M, int64_t K, int64_t N, cons
 
 /* The epilogue form's operands (fold_weight.cu), all in the workspace: the folded
  * weight W' (N x K), {c, d} per column (float32 pairs, padded with zeros to a multiple
- * of 8 columns), and the flag the statistics pass sets for off-centre rows. All
- * nullptr: the transform form only. */
+ * of 8 columns), the pre-pass's flags (one word a block of its grid: has it seen a row
+ * too far off centre for this form?) and the flag the GEMM kernel sets for the transform
+ * form. All nullptr: the transform form only. */
 struct sm90_fold {
     const void *wfold;
     const float *cd;
     int *off_centre;
+    const int *block_flags;
+    int flag_blocks; /* words of block_flags written by the pre-pass (0: none) */
     /* the GEMM kernel computes mean/rstd itself (and writes them, and the flag); no
      * statistics pre-pass. Only where fused_forward_sm90_stats_inside(N). */
     bool stats_inside;
@@ -50,9 +53,19 @@ struct sm90_fold {
 /* Whether N fits one column of tiles, so that each tile's CTA reads whole rows of x and
  * can compute their statistics itself. */
 bool fused_forward_sm90_stats_inside(int64_t N);
-cudaError_t launch_fold_weight(lnl_dtype dt, const void *W, const void *gamma, const void *beta,
-                               const void *bias, void *wfold, float *cd, int *off_centre,
-                               int64_t N, int64_t K, cudaStream_t s);
+/* One launch (fold_weight.cu): the folded weight and {c, d} from W, gamma, beta and the
+ * bias, and, for the first stats_rows rows of x, mean and rstd (stats_rows = 0: none,
+ * for the in-kernel statistics, or for K > fold_prep_max_stats_k(), where the caller
+ * runs launch_ln_forward after it). Clears off_centre and writes block_flags[0, *blocks)
+ * (at most FOLD_PREP_MAX_BLOCKS). Needs K % 8 == 0 and 16-byte aligned x, W, gamma and
+ * beta. */
+constexpr int FOLD_PREP_MAX_BLOCKS = 2048;
+int64_t fold_prep_max_stats_k();
+cudaError_t launch_fold_prep(lnl_dtype dt, const void *x, float *mean, float *rstd,
+                             int64_t stats_rows, float eps, const void *W, const void *gamma,
+                             const void *beta, const void *bias, void *wfold, float *cd,
+                             int *off_centre, int *block_flags, int64_t N, int64_t K,
+                             const device_info &d, cudaStream_t s, int *blocks);
 
 cudaError_t launch_fused_forward_sm90(lnl_dtype dt, const void *x, const float *mean,
                                       const float *rstd, const void *gamma, const void *beta,
