@@ -71,8 +71,12 @@ __device__ __forceinline__ uint4 fold_chunk(const uint4 &w, const uint4 &gu, con
     return fu;
 }
 
-template <typename T> __device__ __forceinline__ uint4 ldg16_or0(const T *p, bool in) {
-    return in && p ? __ldg((const uint4 *)p) : make_uint4(0, 0, 0, 0);
+/* 16 bytes of base from element e, or zeros when !in or base is absent (gamma, beta).
+ * The base is tested, not base + e: that sum is not null for e > 0 (a null gamma took
+ * the first version, which tested the sum, into an illegal address on the H200). */
+template <typename T>
+__device__ __forceinline__ uint4 ldg16_or0(const T *base, int64_t e, bool in) {
+    return in && base ? __ldg((const uint4 *)(base + e)) : make_uint4(0, 0, 0, 0);
 }
 
 /* Clears off_centre and the {c, d} pairs past N (block 0 of either kernel). */
@@ -92,7 +96,7 @@ __device__ __forceinline__ bool stats_row(const T *__restrict__ xr, int64_t nchu
                                           float eps, float *mean, float *rstd, int lane) {
     uint4 v[CPL];
 #pragma unroll
-    for (int i = 0; i < CPL; i++) v[i] = ldg16_or0(xr + 8 * (lane + 32 * i), lane + 32 * i < nchunks);
+    for (int i = 0; i < CPL; i++) v[i] = ldg16_or0(xr, 8 * (lane + 32 * i), lane + 32 * i < nchunks);
     float f0[8];
     chunk_to_f<T>(v[0], f0);
     const float x0 = __shfl_sync(0xffffffffu, f0[0], 0);
@@ -135,15 +139,15 @@ __device__ __forceinline__ void fold_row(const T *__restrict__ wr, const T *__re
                                          int64_t nchunks, int lane) {
     uint4 w[CPL];
 #pragma unroll
-    for (int i = 0; i < CPL; i++) w[i] = ldg16_or0(wr + 8 * (lane + 32 * i), lane + 32 * i < nchunks);
+    for (int i = 0; i < CPL; i++) w[i] = ldg16_or0(wr, 8 * (lane + 32 * i), lane + 32 * i < nchunks);
     float c = 0.f, d = 0.f;
 #pragma unroll
     for (int i = 0; i < CPL; i++) {
         const int64_t k = lane + 32 * i;
         if (k >= nchunks) continue;
         /* gamma and beta: the same few KB for every row, from L1 */
-        *(uint4 *)(fr + 8 * k) = fold_chunk<T>(w[i], ldg16_or0(gamma + 8 * k, true),
-                                               ldg16_or0(beta + 8 * k, true), gamma, beta, c, d);
+        *(uint4 *)(fr + 8 * k) = fold_chunk<T>(w[i], ldg16_or0(gamma, 8 * k, true),
+                                               ldg16_or0(beta, 8 * k, true), gamma, beta, c, d);
     }
     c = warp_sum(c);
     d = warp_sum(d);
@@ -198,7 +202,7 @@ fold_weight_kernel(const T *__restrict__ W, const T *__restrict__ gamma, const T
         float c = 0.f, d = 0.f;
         for (int64_t k = 8 * (int64_t)threadIdx.x; k < K; k += 8 * FOLD_THREADS)
             *(uint4 *)(fr + k) = fold_chunk<T>(__ldg((const uint4 *)(wr + k)),
-                                               ldg16_or0(gamma + k, true), ldg16_or0(beta + k, true),
+                                               ldg16_or0(gamma, k, true), ldg16_or0(beta, k, true),
                                                gamma, beta, c, d);
         c = warp_sum(c);
         d = warp_sum(d);
