@@ -10,28 +10,12 @@ mean 3 and spread 2, on the same rows with one row moved by 1e3, and all rows at
 with UNFUSED on the centred rows beside them: CUDA-event medians of 50 calls after
 warm-up, in ms. Needs torch with CUDA.
 """
-import statistics
-
 import torch
 
 import lnlinear
+from event_timing import median_ms
 
 SHAPES = [(8192, 768, 3072), (8192, 4096, 4096), (16384, 8192, 1024), (32768, 4096, 256)]
-
-
-def median_ms(fn, reps=50):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
 
 
 def main():

@@ -6,6 +6,13 @@
 #include <type_traits>
 
 #include "cuda_common.cuh"
+#include "sm90_primitives.cuh"
+
+/* -DLNL_LN_BWD_RING=D: the Hopper ring kernel keeps up to D rows ahead where it runs
+ * (ring_depth); 0 or 1: the register kernel everywhere. */
+#ifndef LNL_LN_BWD_RING
+#define LNL_LN_BWD_RING 4
+#endif
 
 namespace lnl {
 
@@ -21,6 +28,15 @@ template <typename T, int V> __device__ __forceinline__ void ldv(const T *p, T (
     } else {
 #pragma unroll
         for (int j = 0; j < V; j++) v[j] = p[j];
+    }
+}
+
+/* The same from shared memory (16-byte aligned, V * sizeof(T) a multiple of 16). */
+template <typename T, int V> __device__ __forceinline__ void lds(const unsigned char *p, T (&v)[V]) {
+#pragma unroll
+    for (int q = 0; q < (int)(V * sizeof(T) / 16); q++) {
+        const uint4 u = reinterpret_cast<const uint4 *>(p)[q];
+        memcpy(reinterpret_cast<char *>(v) + 16 * q, &u, 16);
     }
 }
 
@@ -109,6 +125,84 @@ __global__ void ln_bwd_kernel(const TD *__restrict__ dxhat, const T *__restrict_
             }
 }
 
+/* The per-row arithmetic of the register and ring kernels, shared so that both give
+ * bitwise the same results: a thread holds chunks threadIdx.x + i * blockDim.x
+ * (i < CPT) of its row's dxhat (dv) and x (xv). row_sums adds the thread's share of
+ * sum(g) and sum(g * xhat) (g = dxhat * gamma) and its dgamma/dbeta partials;
+ * row_dx writes the thread's chunks of dx from the block's totals c1, c2 (divided by K). */
+template <typename T, typename TD, int V, int CPT>
+__device__ __forceinline__ void row_sums(const TD (&dv)[CPT][V], const T (&xv)[CPT][V],
+                                         const float (&gam)[CPT][V], float x0, float dm, float rs,
+                                         int64_t nchunks, bool parts, float &s1, float &s2,
+                                         float (&pg)[CPT][V], float (&pb)[CPT][V]) {
+#pragma unroll
+    for (int i = 0; i < CPT; i++)
+        if (threadIdx.x + (int64_t)i * blockDim.x < nchunks)
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                const float dh = to_f(dv[i][j]), xh = ((to_f(xv[i][j]) - x0) - dm) * rs;
+                const float g = dh * gam[i][j];
+                s1 += g;
+                s2 += g * xh;
+                if (parts) {
+                    pg[i][j] += dh * xh;
+                    pb[i][j] += dh;
+                }
+            }
+}
+template <typename T, typename TD, int V, int CPT>
+__device__ __forceinline__ void row_dx(const TD (&dv)[CPT][V], const T (&xv)[CPT][V],
+                                       const float (&gam)[CPT][V], float x0, float dm, float rs,
+                                       float c1, float c2, int64_t nchunks, T *__restrict__ dxr) {
+#pragma unroll
+    for (int i = 0; i < CPT; i++) {
+        const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
+        if (c >= nchunks) continue;
+        T o[V];
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            const float xh = ((to_f(xv[i][j]) - x0) - dm) * rs;
+            o[j] = from_f<T>(rs * (to_f(dv[i][j]) * gam[i][j] - c1 - xh * c2));
+        }
+        uint4 u;
+        memcpy(&u, o, 16);
+        *reinterpret_cast<uint4 *>(dxr + c * V) = u;
+    }
+}
+/* The thread's gamma (1 without it) and zeroed partials; and at the end, the partials
+ * into the block's slice of part_g / part_b. */
+template <typename T, int V, int CPT>
+__device__ __forceinline__ void row_setup(const T *__restrict__ gamma, int64_t nchunks,
+                                          float (&gam)[CPT][V], float (&pg)[CPT][V],
+                                          float (&pb)[CPT][V]) {
+#pragma unroll
+    for (int i = 0; i < CPT; i++) {
+        const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
+        T gv[V];
+        if (gamma && c < nchunks) ldv<T, V>(gamma + c * V, gv);
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            gam[i][j] = gamma && c < nchunks ? to_f(gv[j]) : 1.f;
+            pg[i][j] = pb[i][j] = 0.f;
+        }
+    }
+}
+template <int V, int CPT>
+__device__ __forceinline__ void store_partials(const float (&pg)[CPT][V], const float (&pb)[CPT][V],
+                                               int64_t nchunks, int64_t K, float *__restrict__ part_g,
+                                               float *__restrict__ part_b) {
+#pragma unroll
+    for (int i = 0; i < CPT; i++) {
+        const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
+        if (c >= nchunks) continue;
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            part_g[blockIdx.x * K + c * V + j] = pg[i][j];
+            part_b[blockIdx.x * K + c * V + j] = pb[i][j];
+        }
+    }
+}
+
 /* The common case: each thread keeps CPT chunks of its row (dxhat and x) in
  * registers, so dx needs no second read, and its gamma and its dgamma/dbeta
  * partials stay in registers across all the block's rows. */
@@ -126,23 +220,14 @@ __global__ void __launch_bounds__(512) ln_bwd_reg_kernel(const TD *__restrict__ 
     const int64_t r0 = blockIdx.x * R, r1 = min64(M, r0 + R);
     const bool parts = part_g != nullptr;
     float gam[CPT][V], pg[CPT][V], pb[CPT][V];
-#pragma unroll
-    for (int i = 0; i < CPT; i++) {
-        const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
-        T gv[V];
-        if (gamma && c < nchunks) ldv<T, V>(gamma + c * V, gv);
-#pragma unroll
-        for (int j = 0; j < V; j++) {
-            gam[i][j] = gamma && c < nchunks ? to_f(gv[j]) : 1.f;
-            pg[i][j] = pb[i][j] = 0.f;
-        }
-    }
+    row_setup<T, V, CPT>(gamma, nchunks, gam, pg, pb);
     /* Row `row` is worked on while row + 1 is already being loaded: one row in flight
      * per thread left the kernel latency-bound (about 2.2 TB/s at K = 4096 bf16 on
      * the H200), since each row ends in two block-wide reductions. Three rows ahead
      * through a cp.async ring in shared memory instead (each thread copying and
      * reading its own chunks, no register cost) was slower: 0.359 vs 0.243 ms at
-     * 32768,4096 and 0.109 vs 0.078 at 8192,4096 (H200, session 6, call 2). */
+     * 32768,4096 and 0.109 vs 0.078 at 8192,4096 (H200, session 6, call 2). On Hopper
+     * ln_bwd_ring_kernel (below) keeps more rows in flight through the copy engine. */
     TD dv[CPT][V], ndv[CPT][V];
     T xv[CPT][V], nxv[CPT][V];
     auto load_row = [&](int64_t row, TD (&d)[CPT][V], T (&xx)[CPT][V]) {
@@ -162,38 +247,11 @@ __global__ void __launch_bounds__(512) ln_bwd_reg_kernel(const TD *__restrict__ 
         const float x0 = shift ? to_f(xr[0]) : mean[row], dm = shift ? shift[row] : 0.f;
         const float rs = rstd[row];
         float s1 = 0.f, s2 = 0.f;
-#pragma unroll
-        for (int i = 0; i < CPT; i++)
-            if (threadIdx.x + (int64_t)i * blockDim.x < nchunks)
-#pragma unroll
-                for (int j = 0; j < V; j++) {
-                    const float dh = to_f(dv[i][j]), xh = ((to_f(xv[i][j]) - x0) - dm) * rs;
-                    const float g = dh * gam[i][j];
-                    s1 += g;
-                    s2 += g * xh;
-                    if (parts) {
-                        pg[i][j] += dh * xh;
-                        pb[i][j] += dh;
-                    }
-                }
+        row_sums<T, TD, V, CPT>(dv, xv, gam, x0, dm, rs, nchunks, parts, s1, s2, pg, pb);
         if (dx) {
             const float2 c12 = block_sum2(s1, s2, red);
-            const float c1 = c12.x / (float)K, c2 = c12.y / (float)K;
-            T *dxr = dx + row * K;
-#pragma unroll
-            for (int i = 0; i < CPT; i++) {
-                const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
-                if (c >= nchunks) continue;
-                T o[V];
-#pragma unroll
-                for (int j = 0; j < V; j++) {
-                    const float xh = ((to_f(xv[i][j]) - x0) - dm) * rs;
-                    o[j] = from_f<T>(rs * (to_f(dv[i][j]) * gam[i][j] - c1 - xh * c2));
-                }
-                uint4 u;
-                memcpy(&u, o, 16);
-                *reinterpret_cast<uint4 *>(dxr + c * V) = u;
-            }
+            row_dx<T, TD, V, CPT>(dv, xv, gam, x0, dm, rs, c12.x / (float)K, c12.y / (float)K, nchunks,
+                                  dx + row * K);
         }
 #pragma unroll
         for (int i = 0; i < CPT; i++)
@@ -203,17 +261,89 @@ __global__ void __launch_bounds__(512) ln_bwd_reg_kernel(const TD *__restrict__ 
                 xv[i][j] = nxv[i][j];
             }
     }
-    if (parts)
+    if (parts) store_partials<V, CPT>(pg, pb, nchunks, K, part_g, part_b);
+}
+
+/* Hopper: the same rows, arithmetic and partials as ln_bwd_reg_kernel (so bitwise the
+ * same results), but the rows reach shared memory through the copy engine, `depth`
+ * rows ahead: one thread issues two bulk copies a row (dxhat's and x's row, contiguous
+ * in memory) into a ring of `depth` slots, each completing on its own mbarrier, and
+ * every thread reads its chunks from the slot into registers. The register kernel keeps
+ * one row ahead in registers; where only one of its blocks fits an SM (K = 8192 bf16:
+ * 32 KB a row), that is too few bytes in flight for the H200's bandwidth (Little's law:
+ * ~4 TB/s x ~1.5 us / 132 SMs is ~45 KB an SM), and more rows in registers would not
+ * fit. With two blocks an SM (K = 4096 bf16) the ring gained nothing (ring_depth has
+ * the figures), so it runs only where one block fits. A slot is refilled once
+ * every thread has read it: after the row's block reduction, whose barriers all threads
+ * pass after their reads (a plain __syncthreads without dx). */
+constexpr int RING_MAX_DEPTH = 8;
+template <typename T, typename TD, int V, int CPT>
+__global__ void __launch_bounds__(512) ln_bwd_ring_kernel(const TD *__restrict__ dxhat, const T *__restrict__ x,
+                                   const float *__restrict__ mean, const float *__restrict__ rstd,
+                                   const float *__restrict__ shift, const T *__restrict__ gamma,
+                                   T *__restrict__ dx, float *__restrict__ part_g,
+                                   float *__restrict__ part_b, int64_t M, int64_t K, int depth) {
+#if LNL_SM90A
+    extern __shared__ __align__(128) unsigned char ring[];
+    __shared__ float2 red[32];
+    __shared__ uint64_t full[RING_MAX_DEPTH];
+    pdl_wait(); /* launched by launch_dependent */
+    pdl_launch_dependents();
+    const int64_t nchunks = K / V;
+    const int64_t R = (M + gridDim.x - 1) / gridDim.x;
+    const int64_t r0 = blockIdx.x * R, r1 = min64(M, r0 + R);
+    const bool parts = part_g != nullptr;
+    const uint32_t dbytes = (uint32_t)(K * sizeof(TD)), xbytes = (uint32_t)(K * sizeof(T));
+    const uint32_t xoff = (dbytes + 127) / 128 * 128, slot_bytes = xoff + (xbytes + 127) / 128 * 128;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < depth; s++) mbar_init(&full[s], 1);
+        mbar_init_fence();
+    }
+    __syncthreads();
+    auto issue = [&](int64_t row) { /* thread 0: row into its slot */
+        const int s = (int)((row - r0) % depth);
+        unsigned char *slot = ring + (size_t)s * slot_bytes;
+        mbar_arrive_expect_tx(&full[s], dbytes + xbytes);
+        bulk_load(slot, dxhat + row * K, dbytes, &full[s]);
+        bulk_load(slot + xoff, x + row * K, xbytes, &full[s]);
+    };
+    if (threadIdx.x == 0)
+        for (int64_t row = r0; row < r1 && row < r0 + depth; row++) issue(row);
+    float gam[CPT][V], pg[CPT][V], pb[CPT][V];
+    row_setup<T, V, CPT>(gamma, nchunks, gam, pg, pb);
+    for (int64_t row = r0; row < r1; row++) {
+        const int64_t n = row - r0;
+        const int s = (int)(n % depth);
+        const unsigned char *slot = ring + (size_t)s * slot_bytes;
+        mbar_wait(&full[s], (uint32_t)(n / depth) & 1);
+        TD dv[CPT][V];
+        T xv[CPT][V];
 #pragma unroll
         for (int i = 0; i < CPT; i++) {
             const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
-            if (c >= nchunks) continue;
-#pragma unroll
-            for (int j = 0; j < V; j++) {
-                part_g[blockIdx.x * K + c * V + j] = pg[i][j];
-                part_b[blockIdx.x * K + c * V + j] = pb[i][j];
+            if (c < nchunks) {
+                lds<TD, V>(slot + c * V * sizeof(TD), dv[i]);
+                lds<T, V>(slot + xoff + c * V * sizeof(T), xv[i]);
             }
         }
+        const float x0 = shift ? to_f(*(const T *)(slot + xoff)) : mean[row];
+        const float dm = shift ? shift[row] : 0.f;
+        const float rs = rstd[row];
+        float s1 = 0.f, s2 = 0.f;
+        row_sums<T, TD, V, CPT>(dv, xv, gam, x0, dm, rs, nchunks, parts, s1, s2, pg, pb);
+        float2 c12 = make_float2(0.f, 0.f);
+        if (dx) c12 = block_sum2(s1, s2, red);
+        else __syncthreads();
+        if (threadIdx.x == 0 && row + depth < r1) {
+            fence_proxy_async(); /* the slot's reads (generic proxy) before the copy into it */
+            issue(row + depth);
+        }
+        if (dx)
+            row_dx<T, TD, V, CPT>(dv, xv, gam, x0, dm, rs, c12.x / (float)K, c12.y / (float)K, nchunks,
+                                  dx + row * K);
+    }
+    if (parts) store_partials<V, CPT>(pg, pb, nchunks, K, part_g, part_b);
+#endif
 }
 
 /* The register kernel's launch for a row of K elements: CPT chunks of V per thread,
@@ -236,6 +366,36 @@ template <typename T> static reg_plan plan_reg(int64_t K) {
 template <typename T, typename TD> static auto reg_kernel(int cpt) {
     constexpr int V = vec_elems<T>();
     return cpt == 1 ? ln_bwd_reg_kernel<T, TD, V, 1> : ln_bwd_reg_kernel<T, TD, V, 2>;
+}
+template <typename T, typename TD> static auto ring_kernel(int cpt) {
+    constexpr int V = vec_elems<T>();
+    return cpt == 1 ? ln_bwd_ring_kernel<T, TD, V, 1> : ln_bwd_ring_kernel<T, TD, V, 2>;
+}
+/* One slot of the ring: a row of dxhat and one of x, each padded to 128 bytes. */
+template <typename T, typename TD> static size_t ring_slot_bytes(int64_t K) {
+    return align_up((size_t)K * sizeof(TD), 128) + align_up((size_t)K * sizeof(T), 128);
+}
+/* The ring's depth where the register kernel's plan runs `per_sm` blocks an SM, 0 where
+ * the register kernel runs. The ring runs only where the register kernel fits one block
+ * an SM (its rows of more than 512 chunks, two chunks a thread: K > 4096 in bf16/f16,
+ * K > 2048 in f32), and then with as many slots (up to LNL_LN_BWD_RING) as an SM's
+ * shared memory holds, so it keeps the register kernel's grid and partials.
+ * H200, bf16, AUTO's backward in lnl-bench, two rounds each in turn, ring (depth 4 at
+ * every K) against the register kernel (session 8, call 2, docs/results/cuda/
+ * 2026-12-01-session8/call2): 16384,8192,1024 (one block an SM) 1.133 / 1.135 vs
+ * 1.174 / 1.170 ms; with two blocks an SM no gain: 8192,4096,4096 0.897 / 0.889 vs
+ * 0.894 / 0.892, 32768,4096,256 0.557 / 0.561 vs 0.535 / 0.548, 8192,1024,1024
+ * 0.117 / 0.114 vs 0.114 / 0.114. Gradients bitwise equal in every case of
+ * bench/cuda/ln_backward_ab.py at depths 2, 4 and 8. 0 also off Hopper's sm_90a code. */
+template <typename T, typename TD> static int ring_depth(int64_t K, int per_sm, const device_info &d) {
+    if (LNL_LN_BWD_RING < 2 || d.major != 9 || d.minor != 0 || per_sm != 1) return 0;
+    /* an SM's shared memory: a block may opt in to all of it but the 1 KB the SM
+     * reserves for each block; the kernel's static part (red, barriers) is under 512 B */
+    const size_t per_block = (d.max_smem_optin + 1024) / (size_t)per_sm;
+    if (per_block < 1024 + 512) return 0;
+    const size_t slots = (per_block - 1024 - 512) / ring_slot_bytes<T, TD>(K);
+    const int depth = (int)std::min<size_t>({slots, (size_t)LNL_LN_BWD_RING, (size_t)RING_MAX_DEPTH});
+    return depth >= 2 ? depth : 0;
 }
 
 /* One block per resident slot, so the whole grid runs in a single wave: with a fixed
@@ -286,6 +446,15 @@ static cudaError_t ln_backward_t(const TD *dxhat, const T *x, const float *mean,
     int64_t nchunks = vec ? K / V : K;
     const reg_plan rp = plan_reg<T>(K);
     if (vec && rp.use) {
+        const int depth = ring_depth<T, TD>(K, blocks_per_sm<T, TD>(K, d.device), d);
+        if (depth > 0) {
+            auto *kern = ring_kernel<T, TD>(rp.cpt);
+            const size_t smem = (size_t)depth * ring_slot_bytes<T, TD>(K);
+            const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+            if (e != cudaSuccess) return e;
+            return launch_dependent(kern, dim3((unsigned)G), dim3(rp.threads), smem, s, dxhat, x, mean, rstd,
+                                    shift, gamma, dx, part_g, part_b, M, K, depth);
+        }
         return launch_dependent(reg_kernel<T, TD>(rp.cpt), dim3((unsigned)G), dim3(rp.threads), 0, s,
                                 dxhat, x, mean, rstd, shift, gamma, dx, part_g, part_b, M, K);
     }

@@ -73,6 +73,16 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, i
         : "memory");
 #endif
 }
+/* `bytes` contiguous bytes (a multiple of 16; both addresses 16-byte aligned) from global
+ * memory into this CTA's shared memory through the copy engine, completing on bar. */
+__device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t bytes, uint64_t *bar) {
+#if LNL_SM90A
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     smem_addr(dst)),
+                 "l"(src), "r"(bytes), "r"(smem_addr(bar))
+                 : "memory");
+#endif
+}
 __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap *map) {
 #if LNL_SM90A
     asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)map) : "memory");
