@@ -410,7 +410,10 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
 
 /* AUTO: FUSED for tiny, launch-bound problems (M*K*N <= 2^24), forward and backward;
  * otherwise UNFUSED, except the forward of bf16/f16 problems on Hopper with N <= 1024,
- * M*K >= 2^25 and enough 128-row tiles to (nearly) fill the SMs (>= 3/4 of them).
+ * M*K >= 2^23 and enough 128-row tiles to (nearly) fill the SMs (>= 3/4 of them).
+ * The forward is chosen on its own speed: a forward asked for ln_out runs UNFUSED's
+ * order whatever the strategy (forward() above), and one without it leaves the backward
+ * to rebuild LN(x) from mean and rstd after either forward.
  * Evidence (H200):
  *  - 2026-11-30 (bench/cuda/time_cuda.py, docs/results/cuda/2026-11-30-call3): at
  *    16,8,16 FUSED was faster (bf16 fwd 0.0211 vs 0.0220 ms, fwd+bwd 0.0568 vs 0.0627;
@@ -434,13 +437,26 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
  *    GEMM running ~15% slower than cuBLAS's, which grows with N.
  *  - 2026-12-01, session 2 (docs/results/cuda/2026-12-01-sm90-forward): with 64 tiles
  *    (8192,4096,256) the transform form lost 0.092 vs 0.075; the fill condition stays.
+ *  - 2026-12-01, session 9 (lnl-bench bf16 forward ms, fused / unfused, two rounds,
+ *    docs/results/cuda/2026-12-01-session9/call2): with the one-launch weight folding and
+ *    statistics (session 8) FUSED's forward also wins at M*K = 2^23..2^24, which the
+ *    threshold now takes in: 8192,1024,1024 0.0432-0.0433 vs 0.0473-0.0477;
+ *    16384,768,768 0.053-0.055 vs 0.060-0.061; 16384,1024,1024 0.076-0.078 vs 0.086-0.087;
+ *    8192,2048,1024 0.0725 vs 0.0765; 8192,1024,256 (64 tiles, taken by no rule) 0.0288 vs
+ *    0.030; 4096,2048,1024 0.042-0.043 vs 0.044-0.045. Inside the rule, losses of 1-2%:
+ *    4096,4096,1024 0.0741 vs 0.0723-0.0728; 8192,1024,768 0.043-0.044 vs 0.043-0.044.
+ *    Below it: 8192,768,768 0.0364 vs 0.0346 (UNFUSED wins), 8192,768,1024 0.0373-0.0379
+ *    vs 0.0393-0.0396 (FUSED, missed), 4096,1024,1024 a tie. Above N = 1024, a mixed
+ *    picture (left UNFUSED): FUSED wins at 8192,1024,1536 0.058 vs 0.061 and
+ *    8192,768,1536, ties at 8192,2048,2048, 16384,1024,2048 and 16384,2048,2048, loses at
+ *    8192,1024,2048 (1%), 8192,4096,2048 (3%), 16384,768,3072 (8%).
  *  The threshold between 2^11 and 2.4e9 MACs for tiny problems was not measured; 2^24
  *  is a guess inside it. */
 lnl_strategy lnl_cuda_auto_strategy(const lnl_problem *p, int backward) {
     const double macs = (double)p->rows * (double)p->in_features * (double)p->out_features;
     if (macs <= (double)(1 << 24)) return LNL_STRATEGY_FUSED;
     if (backward || p->out_features > 1024 ||
-        (double)p->rows * (double)p->in_features < (double)(1 << 25))
+        (double)p->rows * (double)p->in_features < (double)(1 << 23))
         return LNL_STRATEGY_UNFUSED;
     device_info d;
     if (device_query(&d) != LNL_STATUS_SUCCESS) return LNL_STRATEGY_UNFUSED;
