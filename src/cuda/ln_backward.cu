@@ -191,14 +191,25 @@ template <int V, int CPT>
 __device__ __forceinline__ void store_partials(const float (&pg)[CPT][V], const float (&pb)[CPT][V],
                                                int64_t nchunks, int64_t K, float *__restrict__ part_g,
                                                float *__restrict__ part_b) {
+    static_assert(V % 4 == 0, "partials are stored as float4");
 #pragma unroll
     for (int i = 0; i < CPT; i++) {
         const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
         if (c >= nchunks) continue;
+        /* 16-byte stores: a thread's V partials are adjacent. Stored one float at a time,
+         * each warp-wide store touched 32 sectors for 4 bytes of each, all blocks at once
+         * at the very end (ncu, bf16 8192,4096: 22% of the kernel's sectors excess, all
+         * here). H200, bf16, this kernel's time without PDL (torch.profiler, AUTO, session
+         * 9 call 5, docs/results/cuda/2026-12-01-session9/call5): 4096,768,768 0.0235 vs
+         * 0.0104 ms, 8192,4096,4096 0.088 vs 0.074, 32768,4096,256 0.286 vs 0.273 (in a
+         * build with other changes, since dropped). part_g/part_b are 16-byte aligned
+         * (ln_backward_t checks) and K is a multiple of V where these kernels run. */
+        float4 *g4 = reinterpret_cast<float4 *>(part_g + blockIdx.x * K + c * V);
+        float4 *b4 = reinterpret_cast<float4 *>(part_b + blockIdx.x * K + c * V);
 #pragma unroll
-        for (int j = 0; j < V; j++) {
-            part_g[blockIdx.x * K + c * V + j] = pg[i][j];
-            part_b[blockIdx.x * K + c * V + j] = pb[i][j];
+        for (int q = 0; q < V / 4; q++) {
+            g4[q] = make_float4(pg[i][4 * q], pg[i][4 * q + 1], pg[i][4 * q + 2], pg[i][4 * q + 3]);
+            b4[q] = make_float4(pb[i][4 * q], pb[i][4 * q + 1], pb[i][4 * q + 2], pb[i][4 * q + 3]);
         }
     }
 }
@@ -442,7 +453,8 @@ static cudaError_t ln_backward_t(const TD *dxhat, const T *x, const float *mean,
                                  float *part_b, int64_t M, int64_t K, int64_t G, const device_info &d,
                                  cudaStream_t s) {
     constexpr int V = vec_elems<T>();
-    bool vec = K % V == 0 && aligned16(dxhat) && aligned16(x) && aligned16(gamma) && aligned16(dx);
+    bool vec = K % V == 0 && aligned16(dxhat) && aligned16(x) && aligned16(gamma) && aligned16(dx) &&
+               aligned16(part_g) && aligned16(part_b);
     int64_t nchunks = vec ? K / V : K;
     const reg_plan rp = plan_reg<T>(K);
     if (vec && rp.use) {
