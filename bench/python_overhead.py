@@ -52,15 +52,40 @@ def measure(device="cpu", M=16, K=8, N=16, iters=2000, repeats=15, grad=False):
                 "torch_us": median_us(theirs, iters, repeats, sync)}
 
 
+def stats_ab(device="cpu", M=16, K=8, N=16, iters=2000, repeats=15):
+    """The no_grad forward's body with the statistics asked for (what it did before session
+    9) and without (what it does now), in alternating batches of one process: the host
+    time two allocations and their pointers cost."""
+    from lnlinear.ops import forward_body
+    g = torch.Generator().manual_seed(0)
+    t = [torch.randn(*s, generator=g).to(device) for s in ((M, K), (K,), (K,), (N, K), (N,))]
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    runs = {True: [], False: []}
+    for _ in range(repeats):
+        for stats in (True, False):
+            runs[stats].append(median_us(
+                lambda: forward_body(*t, 1e-5, False, 0, check=False, lean=True, stats=stats),
+                iters, 1, sync))
+    return {"with_stats_us": statistics.median(runs[True]),
+            "without_stats_us": statistics.median(runs[False])}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--iters", type=int, default=2000, help="calls per timed batch")
     ap.add_argument("--repeats", type=int, default=15, help="timed batches (median taken)")
     ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
+    ap.add_argument("--stats-ab", action="store_true",
+                    help="time the no_grad forward's body with and without mean/rstd instead")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.stats_ab:
+        r = stats_ab(args.device, iters=args.iters, repeats=args.repeats)
+        print(f"{args.device} M=16 K=8 N=16 no_grad forward body: with mean/rstd "
+              f"{r['with_stats_us']:.2f} us/call, without {r['without_stats_us']:.2f} us/call")
+        return
     for grad in (False, True):
         r = measure(args.device, iters=args.iters, repeats=args.repeats, grad=grad)
         mode = "forward, autograd recording" if grad else "forward, no_grad"

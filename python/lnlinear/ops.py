@@ -252,10 +252,12 @@ def _workspace(c, which, device):
 
 
 def forward_body(x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_ln_out, strategy,
-                 check=True, lean=False):
+                 check=True, lean=False, stats=True):
     """The forward op's work, shared by the custom op and the eager fast path (which has
     checked the operands already and passes check=False). lean=True (the fast path; a
-    custom op must return a tensor) returns ln_out as None when it is not kept."""
+    custom op must return a tensor) returns ln_out as None when it is not kept.
+    stats=False (a forward nothing will differentiate) asks the library for y alone:
+    mean and rstd come back as None, and two allocations are saved."""
     if check:
         if x.dim() != 2:
             raise ValueError(f"lnlinear::forward takes x as [M, K], got shape {list(x.shape)}")
@@ -268,8 +270,11 @@ def forward_body(x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_ln
     acc = _acc_dtype(dt)
     # Sizes as separate arguments: torch.empty parses them ~1 us faster than a tuple.
     y = torch.empty(M, N, dtype=dt, device=dev)
-    mean = torch.empty(M, dtype=acc, device=dev)
-    rstd = torch.empty(M, dtype=acc, device=dev)
+    if stats:
+        mean = torch.empty(M, dtype=acc, device=dev)
+        rstd = torch.empty(M, dtype=acc, device=dev)
+    else:
+        mean = rstd = None
     if lean and not keep_ln_out:
         ln_out = None
     else:
@@ -282,8 +287,8 @@ def forward_body(x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_ln
         ws, ws_bytes = _workspace(c, 0, dev)
         status = _clib.lib.lnl_forward(
             ctypes.byref(c.p), x.data_ptr(), _ptr(ln_weight), _ptr(ln_bias),
-            linear_weight.data_ptr(), _ptr(linear_bias), y.data_ptr(), mean.data_ptr(),
-            rstd.data_ptr(), ln_out.data_ptr() if keep_ln_out else None, _ptr(ws), ws_bytes)
+            linear_weight.data_ptr(), _ptr(linear_bias), y.data_ptr(), _ptr(mean),
+            _ptr(rstd), ln_out.data_ptr() if keep_ln_out else None, _ptr(ws), ws_bytes)
     _clib.check(status, "lnl_forward")
     return y, mean, rstd, ln_out
 

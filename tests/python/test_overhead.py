@@ -26,3 +26,12 @@ def test_python_overhead(device):
         with open(os.path.join(out_dir, f"python_overhead_{device}.json"), "w") as f:
             json.dump(dict(r, device=device, M=16, K=8, N=16), f, indent=2)
     assert r["lnlinear_us"] > 0 and r["torch_us"] > 0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_python_overhead_stats_ab(device):
+    # The script's A/B runs the body both ways; a broken stats=False path would raise.
+    r = python_overhead.stats_ab(device, iters=50, repeats=3)
+    print(f"\nno_grad forward body {device}: with mean/rstd {r['with_stats_us']:.1f} us, "
+          f"without {r['without_stats_us']:.1f} us")
+    assert r["with_stats_us"] > 0 and r["without_stats_us"] > 0
