@@ -74,12 +74,6 @@ static const shape_t shapes[] = {
      * epilogue form (rows 3 + 2 randn), this one's 1e3 + randn rows send it to the
      * transform form (|mean| * rstd > 64; fused_forward_sm90.cu). */
     {129, 64, 272, 1, 0, F_QUICK},
-    /* One column of output tiles (N <= 256) whose 100 tiles fill 3/4 of the H200's 132
-     * SMs: the Hopper epilogue form computes the row statistics inside its GEMM kernel
-     * (K = 200 and 72: the last slice holds one 8-column chunk, so its threads merge
-     * unequal counts); centred, with 128- and 256-wide tiles, and with 1e3 rows, which
-     * the transform form then redoes with those statistics. Too large for the CPU's
-     * table (a float64 reference of 3 x 0.35 GFLOP per dtype under the sanitizers). */
     /* The Hopper forward without ln_weight (and without a bias) under the sanitizers: K = 72
      * is nine 16-byte chunks a row, so the weight folding reads past the first chunk of the
      * absent gamma; the quick set's other rows without ln_weight have K = 8 or K % 8 != 0,
@@ -87,6 +81,12 @@ static const shape_t shapes[] = {
      * instead of gamma read an illegal address on the H200, and only the full table's
      * M=16 K=1000 N=768 rows caught it (session 7, branch s7-fold-prep, bf80f75). */
     {129, 72, 272, 0, NULL_LNW | NULL_LB, F_QUICK},
+    /* One column of output tiles (N <= 256) whose 100 tiles fill 3/4 of the H200's 132
+     * SMs: the Hopper epilogue form computes the row statistics inside its GEMM kernel
+     * (K = 200 and 72: the last slice holds one 8-column chunk, so its threads merge
+     * unequal counts); centred, with 128- and 256-wide tiles, and with 1e3 rows, which
+     * the transform form then redoes with those statistics. Too large for the CPU's
+     * table (a float64 reference of 3 x 0.35 GFLOP per dtype under the sanitizers). */
     {12800, 200, 136, 0, 0, F_QUICK | F_HOPPER},
     {12800, 72, 100, 0, NULL_LB, F_QUICK | F_HOPPER},
     {12800, 72, 136, 1, 0, F_QUICK | F_HOPPER},
