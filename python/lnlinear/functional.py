@@ -46,13 +46,13 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
             x2 = x2.contiguous()
     if eager_fast_path_ok(x2, ln_weight, ln_bias, linear_weight, linear_bias):
         # forward_body makes its operands contiguous itself
-        args = (x2, ln_weight, ln_bias, linear_weight, linear_bias, float(eps), not recompute, code)
         if torch.is_grad_enabled() and (
                 x2.requires_grad or linear_weight.requires_grad
                 or (ln_weight is not None and ln_weight.requires_grad)
                 or (ln_bias is not None and ln_bias.requires_grad)
                 or (linear_bias is not None and linear_bias.requires_grad)):
-            y = LayerNormLinearFunction.apply(*args)
+            y = LayerNormLinearFunction.apply(x2, ln_weight, ln_bias, linear_weight, linear_bias,
+                                              float(eps), not recompute, code)
         else:
             # Nothing to differentiate: no autograd node and nothing saved, so the library
             # is asked for y alone (no mean, rstd or ln_out: two or three allocations
