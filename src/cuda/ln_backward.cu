@@ -573,36 +573,48 @@ cudaError_t launch_reduce_partials(lnl_dtype dt, const float *part, int64_t G, i
 }
 
 /* ---- column sums of dy (dlinear_bias) ----
- * Block (bx, g) sums rows [g*R, (g+1)*R) of its column range into partial row g;
- * the ordered reduction above then adds the G partial rows. A thread owns V adjacent
+ * Block (bx, g) sums rows [g*R, (g+1)*R) of its tx*V columns into partial row g; the
+ * ordered reduction above then adds the G partial rows. A thread owns V adjacent
  * columns (one 16-byte load per row when N % V == 0 and dy is aligned; V = 1
- * otherwise) and keeps UNROLL rows' loads in flight. H200, bf16 dy of 8192 x 12288
- * (201 MB): 55 us (3.7 TB/s), where cuBLASLt's BGRADB epilogue kernel, which this
- * replaces for bf16/f16, took 88 us (bench/cuda/profile_cuda.py, 2026-12-01). The
- * order of additions depends only on M, N and G. */
+ * otherwise), and the block's ty thread rows split the chunk's rows between them
+ * (thread row y takes rows y, y + ty, ...), keeping UNROLL loads in flight; the ty
+ * sums are then added in shared memory. Why thread rows: with one thread per column
+ * block, the grid needed one partial row per 3 rows of dy at 4096 x 768 (1408 of them,
+ * 4.3 MB of partials against dy's 6.3 MB, written one float at a time and read again
+ * by the reduction). With ty = 5 there, G = 281 (0.9 MB). H200, bf16 dy of 8192 x 12288
+ * (201 MB), the one-row-per-thread version: 55 us (3.7 TB/s), where cuBLASLt's BGRADB
+ * epilogue kernel, which this replaces for bf16/f16, took 88 us
+ * (bench/cuda/profile_cuda.py, 2026-12-01). The order of additions depends only on
+ * dtype, M, N and G, not on which variant (V) runs. */
+constexpr int COLSUM_THREADS = 512; /* tx * ty at most */
 template <typename T, int V>
 __global__ void colsum_partials_kernel(const T *__restrict__ dy, int64_t M, int64_t N,
                                        float *__restrict__ part) {
     constexpr int UNROLL = 4;
+    __shared__ float sums[COLSUM_THREADS * V];
     pdl_wait(); /* launched by launch_dependent */
     pdl_launch_dependents();
-    const int64_t n0 = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * V;
-    if (n0 >= N) return;
+    const int tx = (int)blockDim.x, ty = (int)blockDim.y, width = tx * V;
+    const int64_t nb = (int64_t)blockIdx.x * width; /* the block's first column */
+    const int64_t n0 = nb + (int64_t)threadIdx.x * V;
     const int64_t R = (M + gridDim.y - 1) / gridDim.y;
     const int64_t r0 = blockIdx.y * R, r1 = min64(M, r0 + R);
-    const int cols = (int)min64(V, N - n0);
     float acc[V];
 #pragma unroll
     for (int j = 0; j < V; j++) acc[j] = 0.f;
-    int64_t m = r0;
-    if constexpr (V > 1) {
-        /* full vectors: N % V == 0, so cols == V here */
-        for (; m + UNROLL <= r1; m += UNROLL) {
+    if (n0 < N) { /* N % V == 0 where V > 1, so a thread's columns are all inside */
+        for (int64_t m = r0 + threadIdx.y; m < r1; m += (int64_t)ty * UNROLL) {
             T v[UNROLL][V];
 #pragma unroll
             for (int u = 0; u < UNROLL; u++) {
-                const uint4 w = __ldg(reinterpret_cast<const uint4 *>(dy + (m + u) * N + n0));
-                memcpy(v[u], &w, 16);
+                const int64_t mu = m + (int64_t)u * ty;
+                if constexpr (V > 1) {
+                    uint4 w = make_uint4(0, 0, 0, 0); /* zero bits: 0.0 in every dtype */
+                    if (mu < r1) w = __ldg(reinterpret_cast<const uint4 *>(dy + mu * N + n0));
+                    memcpy(v[u], &w, 16);
+                } else {
+                    v[u][0] = mu < r1 ? dy[mu * N + n0] : T(0.f);
+                }
             }
 #pragma unroll
             for (int u = 0; u < UNROLL; u++)
@@ -610,29 +622,39 @@ __global__ void colsum_partials_kernel(const T *__restrict__ dy, int64_t M, int6
                 for (int j = 0; j < V; j++) acc[j] += to_f(v[u][j]);
         }
     }
-    for (; m < r1; m++)
-        for (int j = 0; j < cols; j++) acc[j] += to_f(dy[m * N + n0 + j]);
-    for (int j = 0; j < cols; j++) part[blockIdx.y * N + n0 + j] = acc[j];
+    float *mine = sums + threadIdx.y * width + threadIdx.x * V;
+#pragma unroll
+    for (int j = 0; j < V; j++) mine[j] = acc[j];
+    __syncthreads();
+    /* one column a thread, the thread rows' sums in order; consecutive threads store
+     * consecutive floats */
+    for (int c = threadIdx.y * tx + threadIdx.x; c < width; c += tx * ty) {
+        if (nb + c >= N) break;
+        float s = 0.f;
+        for (int y = 0; y < ty; y++) s += sums[y * width + c];
+        part[blockIdx.y * N + nb + c] = s;
+    }
 }
 
-/* The block shape of the column sums: V elements a thread (16 bytes of dtype) and up to
- * 256 threads, fewer for narrow outputs. It depends on dtype and N only, so the row
- * chunks (colsum_grid), the workspace carve and the order of additions are the same
- * whichever kernel variant runs. */
+/* The block shape of the column sums: V elements a thread (16 bytes of dtype), tx up to
+ * 256 threads across the columns (fewer for narrow outputs) and ty = 512 / tx thread rows.
+ * It depends on dtype and N only, so the row chunks (colsum_grid), the workspace carve
+ * and the order of additions are the same whichever kernel variant runs. */
 struct colsum_shape {
-    int V, threads;
+    int V, tx, ty;
 };
 static colsum_shape colsum_plan(lnl_dtype dt, int64_t N) {
     const int V = 16 / (int)lnl_dtype_size(dt);
     const int64_t t = (N + V - 1) / V;
-    return {V, (int)std::min<int64_t>(256, std::max<int64_t>(32, (t + 31) / 32 * 32))};
+    const int tx = (int)std::min<int64_t>(256, std::max<int64_t>(32, (t + 31) / 32 * 32));
+    return {V, tx, COLSUM_THREADS / tx};
 }
 
 /* G row chunks: enough blocks for about 1024 threads per SM. */
 int64_t colsum_grid(lnl_dtype dt, int64_t M, int64_t N, const device_info &d) {
     const colsum_shape c = colsum_plan(dt, N);
-    const int64_t nbx = (N + (int64_t)c.threads * c.V - 1) / ((int64_t)c.threads * c.V);
-    const int64_t g = (int64_t)d.sm_count * 1024 / (c.threads * nbx);
+    const int64_t nbx = (N + (int64_t)c.tx * c.V - 1) / ((int64_t)c.tx * c.V);
+    const int64_t g = (int64_t)d.sm_count * 1024 / ((int64_t)c.tx * c.ty * nbx);
     return std::max<int64_t>(1, std::min<int64_t>({g, M, 65535}));
 }
 
@@ -640,15 +662,15 @@ cudaError_t launch_colsum_partials(lnl_dtype dt, const void *dy, int64_t M, int6
                                    float *part, cudaStream_t s) {
     const colsum_shape c = colsum_plan(dt, N);
     /* 16-byte loads where N and dy allow them; otherwise one element a thread over the
-     * same row chunks */
+     * same row chunks and thread rows */
     const int V = N % c.V == 0 && aligned16(dy) ? c.V : 1;
-    const unsigned bx = (unsigned)((N + (int64_t)c.threads * V - 1) / ((int64_t)c.threads * V));
-    const dim3 grid(bx, (unsigned)G);
+    const unsigned bx = (unsigned)((N + (int64_t)c.tx * V - 1) / ((int64_t)c.tx * V));
+    const dim3 grid(bx, (unsigned)G), block((unsigned)c.tx, (unsigned)c.ty);
     cudaError_t e = cudaSuccess;
     LNL_DISPATCH(dt, T, {
         constexpr int VT = vec_elems<T>();
         e = launch_dependent(V > 1 ? colsum_partials_kernel<T, VT> : colsum_partials_kernel<T, 1>, grid,
-                             dim3(c.threads), 0, s, (const T *)dy, M, N, part);
+                             block, 0, s, (const T *)dy, M, N, part);
     });
     return e;
 }
