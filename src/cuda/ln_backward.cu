@@ -13,6 +13,11 @@
 #ifndef LNL_LN_BWD_RING
 #define LNL_LN_BWD_RING 4
 #endif
+/* -DLNL_LN_BWD_MIN_ROWS=R: every LayerNorm-backward block takes at least R rows (fewer
+ * blocks, so fewer rows of dgamma/dbeta partials to write and to add up). */
+#ifndef LNL_LN_BWD_MIN_ROWS
+#define LNL_LN_BWD_MIN_ROWS 1
+#endif
 
 namespace lnl {
 
@@ -420,6 +425,16 @@ template <typename T, typename TD> static int ring_depth(int64_t K, int per_sm, 
 constexpr int OCC_DEVICES = 64, OCC_THREAD_STEPS = 512 / 32;
 static std::atomic<int> occ_cache[OCC_DEVICES][3][2][2][OCC_THREAD_STEPS];
 
+/* The number of row chunks (blocks, and rows of partials) for M rows split into at most
+ * `want` chunks of at least `min_rows` rows each: G = ceil(M / R), R = ceil(M / want).
+ * Asking for G = want blocks outright left trailing blocks without a row that still
+ * wrote a row of zero partials (at 4096 rows and 1320 blocks, R = 4 and 296 of them:
+ * 1.8 MB of zeros written and read again at K = 768). */
+static int64_t chunks_for(int64_t M, int64_t want, int64_t min_rows) {
+    want = std::max<int64_t>(1, std::min<int64_t>(want, (M + min_rows - 1) / min_rows));
+    const int64_t R = std::max<int64_t>(1, (M + want - 1) / want);
+    return std::max<int64_t>(1, (M + R - 1) / R);
+}
 template <typename T, typename TD> static int blocks_per_sm(int64_t K, int device) {
     const reg_plan rp = plan_reg<T>(K);
     if (!rp.use) return 4;
@@ -444,7 +459,7 @@ int64_t ln_bwd_grid(lnl_dtype dt, int64_t M, int64_t K, const device_info &d) {
     const bool f32 = dxhat_f32(dt, K);
     LNL_DISPATCH(dt, T,
                  per_sm = f32 ? blocks_per_sm<T, float>(K, d.device) : blocks_per_sm<T, T>(K, d.device));
-    return std::max<int64_t>(1, std::min<int64_t>(M, (int64_t)d.sm_count * per_sm));
+    return chunks_for(M, (int64_t)d.sm_count * per_sm, LNL_LN_BWD_MIN_ROWS);
 }
 
 template <typename T, typename TD>
@@ -655,7 +670,7 @@ int64_t colsum_grid(lnl_dtype dt, int64_t M, int64_t N, const device_info &d) {
     const colsum_shape c = colsum_plan(dt, N);
     const int64_t nbx = (N + (int64_t)c.tx * c.V - 1) / ((int64_t)c.tx * c.V);
     const int64_t g = (int64_t)d.sm_count * 1024 / ((int64_t)c.tx * c.ty * nbx);
-    return std::max<int64_t>(1, std::min<int64_t>({g, M, 65535}));
+    return chunks_for(M, std::min<int64_t>(g, 65535), 1);
 }
 
 cudaError_t launch_colsum_partials(lnl_dtype dt, const void *dy, int64_t M, int64_t N, int64_t G,
