@@ -14,9 +14,12 @@
 #define LNL_LN_BWD_RING 4
 #endif
 /* -DLNL_LN_BWD_MIN_ROWS=R: every LayerNorm-backward block takes at least R rows (fewer
- * blocks, so fewer rows of dgamma/dbeta partials to write and to add up). */
+ * blocks, so fewer rows of dgamma/dbeta partials to write and to add up). H200, bf16
+ * 4096,768,768, kernel times without PDL (profile_cuda.py, session 10 call 1): R = 1 or 4
+ * (1024 blocks) LayerNorm backward 8.7 us + ordered reduction 3.8 us; R = 8 (512 blocks)
+ * 8.8 + 2.7 us; R = 16 12.5 + 2.4 us. */
 #ifndef LNL_LN_BWD_MIN_ROWS
-#define LNL_LN_BWD_MIN_ROWS 1
+#define LNL_LN_BWD_MIN_ROWS 8
 #endif
 
 namespace lnl {
@@ -602,6 +605,15 @@ cudaError_t launch_reduce_partials(lnl_dtype dt, const float *part, int64_t G, i
  * (bench/cuda/profile_cuda.py, 2026-12-01). The order of additions depends only on
  * dtype, M, N and G, not on which variant (V) runs. */
 constexpr int COLSUM_THREADS = 512; /* tx * ty at most */
+/* V adjacent elements of dy: one 16-byte load (V > 1), else one element */
+template <typename T, int V> __device__ __forceinline__ void load_cols(const T *p, T (&v)[V]) {
+    if constexpr (V > 1) {
+        const uint4 w = __ldg(reinterpret_cast<const uint4 *>(p));
+        memcpy(v, &w, 16);
+    } else {
+        v[0] = p[0];
+    }
+}
 template <typename T, int V>
 __global__ void colsum_partials_kernel(const T *__restrict__ dy, int64_t M, int64_t N,
                                        float *__restrict__ part) {
@@ -618,23 +630,25 @@ __global__ void colsum_partials_kernel(const T *__restrict__ dy, int64_t M, int6
 #pragma unroll
     for (int j = 0; j < V; j++) acc[j] = 0.f;
     if (n0 < N) { /* N % V == 0 where V > 1, so a thread's columns are all inside */
-        for (int64_t m = r0 + threadIdx.y; m < r1; m += (int64_t)ty * UNROLL) {
+        /* whole groups of UNROLL rows with their loads issued together, then the rest
+         * one row at a time: the same rows in the same order. (Loads predicated row by
+         * row inside one loop ran 5-10% slower at N >= 4096: session 10, call 1.) */
+        const int64_t step = ty;
+        int64_t m = r0 + threadIdx.y;
+        for (; m + (UNROLL - 1) * step < r1; m += UNROLL * step) {
             T v[UNROLL][V];
 #pragma unroll
-            for (int u = 0; u < UNROLL; u++) {
-                const int64_t mu = m + (int64_t)u * ty;
-                if constexpr (V > 1) {
-                    uint4 w = make_uint4(0, 0, 0, 0); /* zero bits: 0.0 in every dtype */
-                    if (mu < r1) w = __ldg(reinterpret_cast<const uint4 *>(dy + mu * N + n0));
-                    memcpy(v[u], &w, 16);
-                } else {
-                    v[u][0] = mu < r1 ? dy[mu * N + n0] : T(0.f);
-                }
-            }
+            for (int u = 0; u < UNROLL; u++) load_cols<T, V>(dy + (m + u * step) * N + n0, v[u]);
 #pragma unroll
             for (int u = 0; u < UNROLL; u++)
 #pragma unroll
                 for (int j = 0; j < V; j++) acc[j] += to_f(v[u][j]);
+        }
+        for (; m < r1; m += step) {
+            T v[V];
+            load_cols<T, V>(dy + m * N + n0, v);
+#pragma unroll
+            for (int j = 0; j < V; j++) acc[j] += to_f(v[j]);
         }
     }
     float *mine = sums + threadIdx.y * width + threadIdx.x * V;
@@ -652,7 +666,8 @@ __global__ void colsum_partials_kernel(const T *__restrict__ dy, int64_t M, int6
 }
 
 /* The block shape of the column sums: V elements a thread (16 bytes of dtype), tx up to
- * 256 threads across the columns (fewer for narrow outputs) and ty = 512 / tx thread rows.
+ * 256 threads across the columns (fewer for narrow outputs) and ty = 512 / tx thread rows
+ * (bf16: N = 768 gives 96 x 5, N = 4096 256 x 2).
  * It depends on dtype and N only, so the row chunks (colsum_grid), the workspace carve
  * and the order of additions are the same whichever kernel variant runs. */
 struct colsum_shape {
@@ -660,8 +675,11 @@ struct colsum_shape {
 };
 static colsum_shape colsum_plan(lnl_dtype dt, int64_t N) {
     const int V = 16 / (int)lnl_dtype_size(dt);
-    const int64_t t = (N + V - 1) / V;
-    const int tx = (int)std::min<int64_t>(256, std::max<int64_t>(32, (t + 31) / 32 * 32));
+    const int64_t t = (N + V - 1) / V, nbx = (t + 255) / 256;
+    /* the columns split evenly between the blocks of a row chunk (N = 3072 bf16: two of
+     * 192 threads, not 256 and a half-idle 256) */
+    const int64_t per = (t + nbx - 1) / nbx;
+    const int tx = (int)std::min<int64_t>(256, std::max<int64_t>(32, (per + 31) / 32 * 32));
     return {V, tx, COLSUM_THREADS / tx};
 }
 
