@@ -630,9 +630,9 @@ __global__ void colsum_partials_kernel(const T *__restrict__ dy, int64_t M, int6
 #pragma unroll
     for (int j = 0; j < V; j++) acc[j] = 0.f;
     if (n0 < N) { /* N % V == 0 where V > 1, so a thread's columns are all inside */
-        /* whole groups of UNROLL rows with their loads issued together, then the rest
-         * one row at a time: the same rows in the same order. (Loads predicated row by
-         * row inside one loop ran 5-10% slower at N >= 4096: session 10, call 1.) */
+        /* whole groups of UNROLL rows with their loads issued together, then one group
+         * of the rest with its loads predicated (zeros added for absent rows). Every
+         * group predicated ran 5-10% slower at N >= 4096 (session 10, call 1). */
         const int64_t step = ty;
         int64_t m = r0 + threadIdx.y;
         for (; m + (UNROLL - 1) * step < r1; m += UNROLL * step) {
@@ -644,11 +644,19 @@ __global__ void colsum_partials_kernel(const T *__restrict__ dy, int64_t M, int6
 #pragma unroll
                 for (int j = 0; j < V; j++) acc[j] += to_f(v[u][j]);
         }
-        for (; m < r1; m += step) {
-            T v[V];
-            load_cols<T, V>(dy + m * N + n0, v);
+        if (m < r1) { /* fewer than UNROLL rows left: their loads still issued together */
+            T v[UNROLL][V];
 #pragma unroll
-            for (int j = 0; j < V; j++) acc[j] += to_f(v[j]);
+            for (int u = 0; u < UNROLL; u++) {
+                if (m + u * step < r1) load_cols<T, V>(dy + (m + u * step) * N + n0, v[u]);
+                else
+#pragma unroll
+                    for (int j = 0; j < V; j++) v[u][j] = T(0.f);
+            }
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+                for (int j = 0; j < V; j++) acc[j] += to_f(v[u][j]);
         }
     }
     float *mine = sums + threadIdx.y * width + threadIdx.x * V;
