@@ -98,10 +98,72 @@ __global__ void ln_fwd_kernel(const T *__restrict__ x, const T *__restrict__ gam
     }
 }
 
-/* The common case: the row lives in registers, CPT 16-byte chunks per thread, all
- * loads issued before the first reduction so each thread keeps CPT loads in
- * flight (the one-chunk-per-thread kernel above reached only ~1.9 TB/s on the
- * H200 at K = 4096). Needs K % V == 0 and aligned pointers. */
+/* One row held in registers: CPT 16-byte chunks per thread (chunk t + i * stride for
+ * thread t of the row's group of `stride` threads), all loads issued before the first
+ * reduction so each thread keeps CPT loads in flight (the one-chunk-per-thread kernel
+ * above reached only ~1.9 TB/s on the H200 at K = 4096). The row's group is a warp
+ * (WARP_ROW: the sums in shuffles only) or the whole block. */
+template <typename T, int V, int CPT, bool WARP_ROW>
+__device__ __forceinline__ void ln_fwd_row(const T *__restrict__ x, const T *__restrict__ gamma,
+                                           const T *__restrict__ beta, T *__restrict__ out,
+                                           float *__restrict__ mean, float *__restrict__ rstd,
+                                           float *__restrict__ shift, int *__restrict__ off_centre,
+                                           int64_t row, int64_t K, float eps, int t, int stride,
+                                           float *red) {
+    const int64_t nchunks = K / V;
+    auto sum = [&](float v) { return WARP_ROW ? warp_sum(v) : block_sum(v, red); };
+    const T *xr = x + row * K;
+    T v[CPT][V];
+#pragma unroll
+    for (int i = 0; i < CPT; i++) {
+        const int64_t c = t + (int64_t)i * stride;
+        if (c < nchunks) load_vec<T, V>(xr + c * V, v[i]);
+    }
+    const float x0 = to_f(xr[0]); /* shift: see ln_fwd_kernel */
+    float s = 0.f;
+#pragma unroll
+    for (int i = 0; i < CPT; i++)
+        if (t + (int64_t)i * stride < nchunks)
+#pragma unroll
+            for (int j = 0; j < V; j++) s += to_f(v[i][j]) - x0;
+    const float dm = sum(s) / (float)K;
+    float ss = 0.f;
+#pragma unroll
+    for (int i = 0; i < CPT; i++)
+        if (t + (int64_t)i * stride < nchunks)
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                float d = (to_f(v[i][j]) - x0) - dm;
+                ss += d * d;
+            }
+    const float var = sum(ss) / (float)K;
+    const float rs = 1.f / sqrtf(var + eps);
+    if (t == 0) {
+        mean[row] = x0 + dm;
+        rstd[row] = rs;
+        if (shift) shift[row] = dm;
+        if (off_centre && off_centre_row(x0 + dm, rs)) *off_centre = 1;
+    }
+    if (!out) return;
+    T *orow = out + row * K;
+#pragma unroll
+    for (int i = 0; i < CPT; i++) {
+        const int64_t c = t + (int64_t)i * stride;
+        if (c >= nchunks) continue;
+        T g[V], b[V], o[V];
+        if (gamma) load_vec<T, V>(gamma + c * V, g);
+        if (beta) load_vec<T, V>(beta + c * V, b);
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            float gj = gamma ? to_f(g[j]) : 1.f, bj = beta ? to_f(b[j]) : 0.f;
+            o[j] = from_f<T>(((to_f(v[i][j]) - x0) - dm) * rs * gj + bj);
+        }
+        store_vec<T, V>(orow + c * V, o);
+    }
+}
+
+/* Rows of more than 128 chunks: a block a row (grid-stride over rows). Needs K % V == 0
+ * and aligned pointers. */
 template <typename T, int V, int CPT>
 __global__ void __launch_bounds__(512) ln_fwd_reg_kernel(const T *__restrict__ x, const T *__restrict__ gamma,
                                   const T *__restrict__ beta, T *__restrict__ out,
@@ -110,57 +172,26 @@ __global__ void __launch_bounds__(512) ln_fwd_reg_kernel(const T *__restrict__ x
                                   int64_t K, float eps) {
     __shared__ float red[32];
     pdl_launch_dependents(); /* as a statistics pre-pass: the Hopper GEMM may be set up now */
-    const int64_t nchunks = K / V;
-    for (int64_t row = blockIdx.x; row < M; row += gridDim.x) {
-        const T *xr = x + row * K;
-        T v[CPT][V];
-#pragma unroll
-        for (int i = 0; i < CPT; i++) {
-            const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
-            if (c < nchunks) load_vec<T, V>(xr + c * V, v[i]);
-        }
-        const float x0 = to_f(xr[0]); /* shift: see ln_fwd_kernel */
-        float s = 0.f;
-#pragma unroll
-        for (int i = 0; i < CPT; i++)
-            if (threadIdx.x + (int64_t)i * blockDim.x < nchunks)
-#pragma unroll
-                for (int j = 0; j < V; j++) s += to_f(v[i][j]) - x0;
-        const float dm = block_sum(s, red) / (float)K;
-        float ss = 0.f;
-#pragma unroll
-        for (int i = 0; i < CPT; i++)
-            if (threadIdx.x + (int64_t)i * blockDim.x < nchunks)
-#pragma unroll
-                for (int j = 0; j < V; j++) {
-                    float d = (to_f(v[i][j]) - x0) - dm;
-                    ss += d * d;
-                }
-        const float var = block_sum(ss, red) / (float)K;
-        const float rs = 1.f / sqrtf(var + eps);
-        if (threadIdx.x == 0) {
-            mean[row] = x0 + dm;
-            rstd[row] = rs;
-            if (shift) shift[row] = dm;
-            if (off_centre && off_centre_row(x0 + dm, rs)) *off_centre = 1;
-        }
-        if (!out) continue;
-        T *orow = out + row * K;
-#pragma unroll
-        for (int i = 0; i < CPT; i++) {
-            const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
-            if (c >= nchunks) continue;
-            T g[V], b[V], o[V];
-            if (gamma) load_vec<T, V>(gamma + c * V, g);
-            if (beta) load_vec<T, V>(beta + c * V, b);
-#pragma unroll
-            for (int j = 0; j < V; j++) {
-                float gj = gamma ? to_f(g[j]) : 1.f, bj = beta ? to_f(b[j]) : 0.f;
-                o[j] = from_f<T>(((to_f(v[i][j]) - x0) - dm) * rs * gj + bj);
-            }
-            store_vec<T, V>(orow + c * V, o);
-        }
-    }
+    for (int64_t row = blockIdx.x; row < M; row += gridDim.x)
+        ln_fwd_row<T, V, CPT, false>(x, gamma, beta, out, mean, rstd, shift, off_centre, row, K, eps,
+                                     threadIdx.x, blockDim.x, red);
+}
+
+/* Rows of up to 128 chunks (K <= 1024 in bf16/f16, 512 in f32): a warp a row, LN_FWD_WARPS
+ * rows a block, no barriers. A block a row there ran 96-thread blocks at K = 768 bf16,
+ * one row in flight each and four barriers a row: 6.9 us at 4096 x 768, 1.8 TB/s (H200,
+ * profile_cuda.py, session 10 call 1). */
+constexpr int LN_FWD_WARPS = 8;
+template <typename T, int V, int CPT>
+__global__ void __launch_bounds__(32 * LN_FWD_WARPS) ln_fwd_warp_kernel(
+    const T *__restrict__ x, const T *__restrict__ gamma, const T *__restrict__ beta,
+    T *__restrict__ out, float *__restrict__ mean, float *__restrict__ rstd,
+    float *__restrict__ shift, int *__restrict__ off_centre, int64_t M, int64_t K, float eps) {
+    pdl_launch_dependents(); /* as ln_fwd_reg_kernel */
+    const int64_t warps = (int64_t)gridDim.x * LN_FWD_WARPS;
+    for (int64_t row = (int64_t)blockIdx.x * LN_FWD_WARPS + (threadIdx.x >> 5); row < M; row += warps)
+        ln_fwd_row<T, V, CPT, true>(x, gamma, beta, out, mean, rstd, shift, off_centre, row, K, eps,
+                                    threadIdx.x & 31, 32, nullptr);
 }
 
 template <typename T>
@@ -171,16 +202,27 @@ static cudaError_t ln_forward_t(const T *x, const T *gamma, const T *beta, T *ou
     bool vec = K % V == 0 && aligned16(x) && aligned16(out) && aligned16(gamma) && aligned16(beta);
     int64_t nchunks = vec ? K / V : K;
     if (vec) {
-        /* fewest chunks per thread (1,2,4,8) that fit 128 threads; longer rows use
-         * up to 512 threads with 8 chunks (~120 registers each); longer still take
-         * the general kernel */
+        /* up to 128 chunks: a warp a row; then the fewest chunks per thread (2, 4, 8)
+         * that fit 128 threads; longer rows use up to 512 threads with 8 chunks (~120
+         * registers each); longer still take the general kernel */
+        if (nchunks <= 128) {
+            const unsigned wgrid = (unsigned)std::min<int64_t>((M + LN_FWD_WARPS - 1) / LN_FWD_WARPS, 1 << 20);
+#define LNL_FWD_WARP(CPT)                                                                       \
+    ln_fwd_warp_kernel<T, V, CPT><<<wgrid, 32 * LN_FWD_WARPS, 0, s>>>(x, gamma, beta, out, mean, rstd, \
+                                                                     shift, off_centre, M, K, eps)
+            if (nchunks <= 32) LNL_FWD_WARP(1);
+            else if (nchunks <= 64) LNL_FWD_WARP(2);
+            else if (nchunks <= 96) LNL_FWD_WARP(3);
+            else LNL_FWD_WARP(4);
+#undef LNL_FWD_WARP
+            return cudaGetLastError();
+        }
         unsigned grid = (unsigned)std::min<int64_t>(M, 1 << 20);
         auto thr = [&](int cpt) { return (int)(((nchunks + cpt - 1) / cpt + 31) / 32 * 32); };
 #define LNL_FWD_REG(CPT)                                                                       \
     ln_fwd_reg_kernel<T, V, CPT><<<grid, thr(CPT), 0, s>>>(x, gamma, beta, out, mean, rstd, shift, \
                                                            off_centre, M, K, eps)
-        if (nchunks <= 128) LNL_FWD_REG(1);
-        else if (nchunks <= 256) LNL_FWD_REG(2);
+        if (nchunks <= 256) LNL_FWD_REG(2);
         else if (nchunks <= 512) LNL_FWD_REG(4);
         else if (nchunks <= 8 * 512) LNL_FWD_REG(8);
 #undef LNL_FWD_REG
