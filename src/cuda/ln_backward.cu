@@ -599,11 +599,12 @@ cudaError_t launch_reduce_partials(lnl_dtype dt, const float *part, int64_t G, i
  * sums are then added in shared memory. Why thread rows: with one thread per column
  * block, the grid needed one partial row per 3 rows of dy at 4096 x 768 (1408 of them,
  * 4.3 MB of partials against dy's 6.3 MB, written one float at a time and read again
- * by the reduction). With ty = 5 there, G = 281 (0.9 MB). H200, bf16 dy of 8192 x 12288
- * (201 MB), the one-row-per-thread version: 55 us (3.7 TB/s), where cuBLASLt's BGRADB
- * epilogue kernel, which this replaces for bf16/f16, took 88 us
- * (bench/cuda/profile_cuda.py, 2026-12-01). The order of additions depends only on
- * dtype, M, N and G, not on which variant (V) runs. */
+ * by the reduction). With ty = 5 there, G = 274 (0.8 MB). H200, bf16, kernel times without
+ * PDL (bench/cuda/profile_cuda.py, session 10 call 2, against one thread row): 4096 x 768
+ * 3.6 us (was 7.9) and the ordered reduction 2.7 (was 7.0, with LNL_LN_BWD_MIN_ROWS);
+ * 8192 x 3072 15.2 (15.3); 8192 x 12288, 201 MB, 53 us (55; 3.8 TB/s), where cuBLASLt's
+ * BGRADB epilogue kernel, which this replaces for bf16/f16, took 88 us. The order of
+ * additions depends only on dtype, M, N and G, not on which variant (V) runs. */
 constexpr int COLSUM_THREADS = 512; /* tx * ty at most */
 /* V adjacent elements of dy: one 16-byte load (V > 1), else one element */
 template <typename T, int V> __device__ __forceinline__ void load_cols(const T *p, T (&v)[V]) {
