@@ -410,7 +410,8 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
 
 /* AUTO: FUSED for tiny, launch-bound problems (M*K*N <= 2^24), forward and backward;
  * otherwise UNFUSED, except the forward of bf16/f16 problems on Hopper with N <= 1024,
- * M*K >= 2^23 and enough 128-row tiles to (nearly) fill the SMs (>= 3/4 of them).
+ * M*K >= 2^23, M*K*N >= 2^33 where N > 256, and enough 128-row tiles to (nearly) fill
+ * the SMs (>= 3/4 of them).
  * The forward is chosen on its own speed: a forward asked for ln_out runs UNFUSED's
  * order whatever the strategy (forward() above), and one without it leaves the backward
  * to rebuild LN(x) from mean and rstd after either forward.
@@ -450,13 +451,23 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
  *    picture (left UNFUSED): FUSED wins at 8192,1024,1536 0.058 vs 0.061 and
  *    8192,768,1536, ties at 8192,2048,2048, 16384,1024,2048 and 16384,2048,2048, loses at
  *    8192,1024,2048 (1%), 8192,4096,2048 (3%), 16384,768,3072 (8%).
+ *  - 2026-12-01, session 10 (the same, docs/results/cuda/2026-12-01-session10/call3), after
+ *    UNFUSED's LayerNorm became a warp a row for K <= 1024 (ln_forward.cu): UNFUSED now
+ *    wins at 8192,1024,768 (0.0412 / 0.0393 vs 0.0446 / 0.0422) and 8192,768,1024 (by
+ *    2-3%), both of M*K*N = 6.4e9, while FUSED still wins from 2^33 = 8.6e9 up:
+ *    8192,1024,1024 0.0455 / 0.0445 vs 0.0475 / 0.0464, 16384,768,768 (9.7e9) 0.0529 vs
+ *    0.056, and every larger one measured. Hence the MAC floor for N > 256: there FUSED
+ *    pays a statistics and weight-folding pre-pass that only a long enough GEMM hides.
+ *    With N <= 256 (one column of tiles) the statistics come from inside the GEMM kernel
+ *    and the weight to fold is small: no floor (16384,2048,128 above, 4.3e9 MACs).
  *  The threshold between 2^11 and 2.4e9 MACs for tiny problems was not measured; 2^24
  *  is a guess inside it. */
 lnl_strategy lnl_cuda_auto_strategy(const lnl_problem *p, int backward) {
     const double macs = (double)p->rows * (double)p->in_features * (double)p->out_features;
     if (macs <= (double)(1 << 24)) return LNL_STRATEGY_FUSED;
     if (backward || p->out_features > 1024 ||
-        (double)p->rows * (double)p->in_features < (double)(1 << 23))
+        (double)p->rows * (double)p->in_features < (double)(1 << 23) ||
+        (p->out_features > 256 && macs < 8589934592.0 /* 2^33 */))
         return LNL_STRATEGY_UNFUSED;
     device_info d;
     if (device_query(&d) != LNL_STATUS_SUCCESS) return LNL_STRATEGY_UNFUSED;

@@ -199,16 +199,18 @@ def test_cuda_bf16_dw_from_x(strategy, offset):
 
 
 # AUTO resolves the forward and the backward separately. A bf16/f16 problem on Hopper
-# with N <= 1024, M*K >= 2^23 and enough 128-row tiles for 3/4 of the SMs (a tile is
-# 128 x 256, 128 x 128 where N <= 128) takes the fused forward and the unfused backward,
-# which rebuilds LN(x) from mean and rstd (or reads the kept ln_out). Elsewhere both
-# directions resolve alike; the results are checked either way. (33000, 1024, 200) has
-# row and column tails; (8200, 1024, 1000) lies between 2^23 and 2^25, where session 9
-# moved the threshold.
+# with N <= 1024, M*K >= 2^23, M*K*N >= 2^33 where N > 256, and enough 128-row tiles for
+# 3/4 of the SMs (a tile is 128 x 256, 128 x 128 where N <= 128) takes the fused forward
+# and the unfused backward, which rebuilds LN(x) from mean and rstd (or reads the kept
+# ln_out). Elsewhere both directions resolve alike; the results are checked either way.
+# Each shape has row and column tails. (33000, 1024, 200): N <= 256, under 2^33 MACs;
+# (8300, 1024, 1016) just over 2^33 and (8200, 1024, 1000) just under it (session 10's
+# floor), both between 2^23 and 2^25 in M*K (session 9's threshold).
 @pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
 @pytest.mark.parametrize("recompute", [True, False], ids=["recompute", "keep_ln_out"])
-@pytest.mark.parametrize("shape", [(33000, 1024, 200), (8200, 1024, 1000)], ids=str)
+@pytest.mark.parametrize("shape", [(33000, 1024, 200), (8300, 1024, 1016), (8200, 1024, 1000)],
+                         ids=str)
 def test_cuda_auto_small_n(dtype, recompute, shape):
     import ctypes
     from lnlinear import _clib
@@ -220,7 +222,8 @@ def test_cuda_auto_small_n(dtype, recompute, shape):
     got = (_clib.lib.lnl_resolve_strategy(prob), _clib.lib.lnl_resolve_backward_strategy(prob))
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     tiles = -(-M // 128) * -(-N // (128 if N <= 128 else 256))
-    if torch.cuda.get_device_capability() == (9, 0) and 4 * tiles >= 3 * sms:
+    fused_fwd = 4 * tiles >= 3 * sms and (N <= 256 or M * K * N >= 2 ** 33)
+    if torch.cuda.get_device_capability() == (9, 0) and fused_fwd:
         assert got == (_clib.STRATEGY_FUSED, _clib.STRATEGY_UNFUSED)
     else:
         assert got == (_clib.STRATEGY_UNFUSED, _clib.STRATEGY_UNFUSED)
