@@ -106,6 +106,14 @@ static const shape_t shapes[] = {
      * f32 racecheck on its own: `--shape 700,2056,16`). */
     {700, 4104, 16, 0, 0, F_GPU},
     {700, 2056, 16, 1, NULL_LNW, F_GPU},
+    /* The LayerNorm forward's warp kernel (ln_forward.cu: a warp a row up to 128 16-byte
+     * chunks, CPT of them a lane) at every CPT the rows above leave out: K = 496 is 62
+     * chunks in bf16/f16 (CPT 2) and 124 in f32 (CPT 4); K = 384 48 (CPT 2) and 96 (CPT
+     * 3); K = 200 50 f32 chunks (CPT 2). 300 rows: 38 blocks of 8 warps, the last one
+     * part-full. N = 40, 136 and 72 give the column sums 2-D blocks of 32 x 16 (bf16). */
+    {300, 496, 40, 0, 0, 0},
+    {300, 384, 136, 1, 0, 0},
+    {300, 200, 72, 0, NULL_LNB, 0},
 };
 
 typedef struct {
