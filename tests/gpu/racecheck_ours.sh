@@ -7,10 +7,12 @@
 # their thread blocks. Seen at aab47a6 (H200, CUDA 13.0): 46 reports, all in
 # nvjet_sm90_{tst,hsh}_64x32_64x16_1x4_h_bz_NTT, the bf16/f16 dW GEMM of the
 # (2048, 16, 1088) table shape; none in lnlinear's kernels.
+# The report streams through as it comes (tee), so a run stopped by a time limit still
+# leaves what it checked; before, the log was printed only at the end, and three runs cut
+# short by `timeout` came back empty (session 10, call 6).
 raw=$(mktemp)
-compute-sanitizer --tool racecheck "$@" >"$raw" 2>&1
-rc=$?
-cat "$raw"
+compute-sanitizer --tool racecheck "$@" 2>&1 | tee "$raw"
+rc=${PIPESTATUS[0]}
 total=$(grep -c "Race reported" "$raw")
 ours=$(grep "Race reported" "$raw" | grep -vc "nvjet_")
 rm -f "$raw"
