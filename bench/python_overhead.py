@@ -29,16 +29,20 @@ def median_us(fn, iters, repeats, sync):
     return statistics.median(samples)
 
 
+def operands(device, M, K, N):
+    """x, ln_weight, ln_bias, linear_weight, linear_bias: the same random values for every
+    measurement of the script; and the device's synchronize."""
+    g = torch.Generator().manual_seed(0)
+    t = [torch.randn(*s, generator=g).to(device) for s in ((M, K), (K,), (K,), (N, K), (N,))]
+    return t, (torch.cuda.synchronize if device == "cuda" else (lambda: None))
+
+
 def measure(device="cpu", M=16, K=8, N=16, iters=2000, repeats=15, grad=False):
     import lnlinear
-    g = torch.Generator().manual_seed(0)
-    x = torch.randn(M, K, generator=g).to(device)
-    lnw, lnb = torch.randn(K, generator=g).to(device), torch.randn(K, generator=g).to(device)
-    w, b = torch.randn(N, K, generator=g).to(device), torch.randn(N, generator=g).to(device)
+    (x, lnw, lnb, w, b), sync = operands(device, M, K, N)
     if grad:
         for t in (x, lnw, lnb, w, b):
             t.requires_grad_()
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
 
     def ours():
         return lnlinear.layernorm_linear(x, lnw, lnb, w, b)
@@ -57,9 +61,7 @@ def stats_ab(device="cpu", M=16, K=8, N=16, iters=2000, repeats=15):
     9) and without (what it does now), in alternating batches of one process: the host
     time two allocations and their pointers cost."""
     from lnlinear.ops import forward_body
-    g = torch.Generator().manual_seed(0)
-    t = [torch.randn(*s, generator=g).to(device) for s in ((M, K), (K,), (K,), (N, K), (N,))]
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    t, sync = operands(device, M, K, N)
     runs = {True: [], False: []}
     for _ in range(repeats):
         for stats in (True, False):

@@ -95,12 +95,10 @@ def test_empty_batch(device, dtype, lead):
 def test_no_grad_and_inference_mode(device, strategy, recompute):
     inputs, _ = make_inputs((3,), 16, 8, torch.float32, device)
     ref = torch_forward(*inputs)
-    with torch.no_grad():
-        torch.testing.assert_close(
-            lnlinear.layernorm_linear(*inputs, recompute=recompute, strategy=strategy), ref)
-    with torch.inference_mode():
-        torch.testing.assert_close(
-            lnlinear.layernorm_linear(*inputs, recompute=recompute, strategy=strategy), ref)
+    for mode in (torch.no_grad, torch.inference_mode):
+        with mode():
+            torch.testing.assert_close(
+                lnlinear.layernorm_linear(*inputs, recompute=recompute, strategy=strategy), ref)
 
 
 def test_recompute_changes_what_is_saved():
