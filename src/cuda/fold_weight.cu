@@ -52,10 +52,12 @@ template <typename T> __device__ __forceinline__ void chunk_to_f(const uint4 &u,
 }
 
 /* 8 columns of a row of W (chunk w) with those of gamma and beta (gu, bu; unused when
- * absent): returns the 8 of W' and adds their share to c and d. */
+ * absent): returns the 8 of W' and adds their share to c and d; sets overflow where a
+ * W' of finite factors rounded to inf. */
 template <typename T>
 __device__ __forceinline__ uint4 fold_chunk(const uint4 &w, const uint4 &gu, const uint4 &bu,
-                                            bool has_gamma, bool has_beta, float &c, float &d) {
+                                            bool has_gamma, bool has_beta, float &c, float &d,
+                                            bool &overflow) {
     float wf[8], gf[8], bf[8];
     chunk_to_f<T>(w, wf);
     chunk_to_f<T>(gu, gf);
@@ -65,6 +67,10 @@ __device__ __forceinline__ uint4 fold_chunk(const uint4 &w, const uint4 &gu, con
 #pragma unroll
     for (int j = 0; j < 8; j++) {
         fv[j] = from_f<T>(has_gamma ? wf[j] * gf[j] : wf[j]);
+        /* f16's range ends at 65504: W * gamma of finite values can round to inf, where
+         * LN(x) W^T itself may be finite (W' has no meaning there; the transform form,
+         * which multiplies by W itself, redoes the call) */
+        overflow |= isinf(to_f(fv[j])) && !isinf(wf[j]) && !(has_gamma && isinf(gf[j]));
         c += to_f(fv[j]);
         if (has_beta) d = fmaf(wf[j], bf[j], d);
     }
@@ -131,9 +137,10 @@ __device__ __forceinline__ bool stats_row(const T *__restrict__ xr, int64_t nchu
     return off_centre_row(mu, rs);
 }
 
-/* Row n of W by one warp (all of its chunks in the lane's registers). */
+/* Row n of W by one warp (all of its chunks in the lane's registers). Returns whether
+ * some W' of the row overflowed (the same on every lane). */
 template <typename T, int CPL>
-__device__ __forceinline__ void fold_row(const T *__restrict__ wr, const T *__restrict__ gamma,
+__device__ __forceinline__ bool fold_row(const T *__restrict__ wr, const T *__restrict__ gamma,
                                          const T *__restrict__ beta, const T *__restrict__ bias,
                                          T *__restrict__ fr, float *__restrict__ cdn, int64_t n,
                                          int64_t nchunks, int lane) {
@@ -141,13 +148,15 @@ __device__ __forceinline__ void fold_row(const T *__restrict__ wr, const T *__re
 #pragma unroll
     for (int i = 0; i < CPL; i++) w[i] = ldg16_or0(wr, 8 * (lane + 32 * i), lane + 32 * i < nchunks);
     float c = 0.f, d = 0.f;
+    bool overflow = false;
 #pragma unroll
     for (int i = 0; i < CPL; i++) {
         const int64_t k = lane + 32 * i;
         if (k >= nchunks) continue;
         /* gamma and beta: the same few KB for every row, from L1 */
         *(uint4 *)(fr + 8 * k) = fold_chunk<T>(w[i], ldg16_or0(gamma, 8 * k, true),
-                                               ldg16_or0(beta, 8 * k, true), gamma, beta, c, d);
+                                               ldg16_or0(beta, 8 * k, true), gamma, beta, c, d,
+                                               overflow);
     }
     c = warp_sum(c);
     d = warp_sum(d);
@@ -155,6 +164,7 @@ __device__ __forceinline__ void fold_row(const T *__restrict__ wr, const T *__re
         cdn[0] = c;
         cdn[1] = d + (bias ? to_f(bias[n]) : 0.f);
     }
+    return __any_sync(0xffffffffu, overflow);
 }
 
 /* Rows [0, stats_rows) of the list are x's, the next N are W's. */
@@ -177,8 +187,8 @@ fold_prep_kernel(const T *__restrict__ x, float *__restrict__ mean, float *__res
             off |= stats_row<T, CPL>(x + r * K, nchunks, K, eps, mean + r, rstd + r, lane);
         } else {
             const int64_t n = r - stats_rows;
-            fold_row<T, CPL>(W + n * K, gamma, beta, bias, wfold + n * K, cd + 2 * n, n, nchunks,
-                             lane);
+            off |= fold_row<T, CPL>(W + n * K, gamma, beta, bias, wfold + n * K, cd + 2 * n, n,
+                                    nchunks, lane);
         }
     }
     off = __syncthreads_or(off);
@@ -192,10 +202,12 @@ template <typename T>
 __global__ void __launch_bounds__(FOLD_THREADS)
 fold_weight_kernel(const T *__restrict__ W, const T *__restrict__ gamma, const T *__restrict__ beta,
                    const T *__restrict__ bias, T *__restrict__ wfold, float *__restrict__ cd,
-                   int *__restrict__ off_centre, int64_t N, int64_t K) {
+                   int *__restrict__ off_centre, int *__restrict__ block_flags, int64_t N,
+                   int64_t K) {
     __shared__ float red[2][FOLD_THREADS / 32];
     pdl_launch_dependents(); /* the kernels behind may be set up now; they wait for us */
     if (blockIdx.x == 0) clear_flag_and_pad(off_centre, cd, N);
+    bool overflow = false;
     for (int64_t n = blockIdx.x; n < N; n += gridDim.x) {
         const T *wr = W + n * K;
         T *fr = wfold + n * K;
@@ -203,7 +215,7 @@ fold_weight_kernel(const T *__restrict__ W, const T *__restrict__ gamma, const T
         for (int64_t k = 8 * (int64_t)threadIdx.x; k < K; k += 8 * FOLD_THREADS)
             *(uint4 *)(fr + k) = fold_chunk<T>(__ldg((const uint4 *)(wr + k)),
                                                ldg16_or0(gamma, k, true), ldg16_or0(beta, k, true),
-                                               gamma, beta, c, d);
+                                               gamma, beta, c, d, overflow);
         c = warp_sum(c);
         d = warp_sum(d);
         const int warp = threadIdx.x / 32;
@@ -217,6 +229,10 @@ fold_weight_kernel(const T *__restrict__ W, const T *__restrict__ gamma, const T
         }
         __syncthreads(); /* red is reused by the next row */
     }
+    /* every call, as fold_prep_kernel's flags: an overflowed W' sends the call to the
+     * transform form (the GEMM kernel reads these words) */
+    overflow = __syncthreads_or(overflow);
+    if (threadIdx.x == 0) block_flags[blockIdx.x] = overflow ? 1 : 0;
 }
 
 template <typename T, int CPL>
@@ -257,8 +273,10 @@ cudaError_t launch_prep_t(const T *x, float *mean, float *rstd, int64_t stats_ro
                           const device_info &d, cudaStream_t s, int *blocks) {
     const int64_t nchunks = K / 8;
     if (K > fold_prep_max_stats_k()) { /* the folding alone, a block a row */
-        fold_weight_kernel<T><<<(unsigned)std::min<int64_t>(N, (int64_t)1 << 30), FOLD_THREADS, 0,
-                                s>>>(W, gamma, beta, bias, wfold, cd, off_centre, N, K);
+        const unsigned grid = (unsigned)std::min<int64_t>(N, FOLD_PREP_MAX_BLOCKS);
+        fold_weight_kernel<T><<<grid, FOLD_THREADS, 0, s>>>(W, gamma, beta, bias, wfold, cd,
+                                                            off_centre, block_flags, N, K);
+        *blocks = (int)grid;
         return cudaGetLastError();
     }
 #define LNL_PREP(CPL)                                                                          \

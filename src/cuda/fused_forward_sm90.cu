@@ -266,16 +266,17 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                     tma_load_2d(sB + s * C::B_BYTES, map_b, kt * BK, n0, &full[s]);
                 }
             }
-        } else if (FORM == FORM_FOLD && threadIdx.x / 32 == 1) {
+        } else if (FOLD && threadIdx.x / 32 == 1) {
             /* the pre-pass's verdicts, one word a block of its grid, read beside the
-             * first tile's loads; any off-centre row sets the flag for the transform form */
+             * first tile's loads; any off-centre row (or overflowed W', f16) sets the flag
+             * for the transform form. FORM_FOLD_STATS's producer reads that flag itself. */
             const int lane = threadIdx.x % 32;
             int off = 0;
             for (int i = lane; i < flag_blocks; i += 32) off |= block_flags[i];
             const bool any = __any_sync(0xffffffffu, off != 0);
             if (lane == 0) {
                 if (any) *off_centre = 1;
-                *verdict = any ? 2 : 1;
+                if (!STATS) *verdict = any ? 2 : 1;
             }
         }
         return;
@@ -601,12 +602,13 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
 /* One kernel per form. With a folded weight (cd != nullptr) two are launched, an
  * epilogue form first, then the transform form, which returns at once unless *off_centre
  * is set: some row's |mean| * rstd exceeds FOLD_MAX_MEAN_RSTD, where the epilogue form's
- * cancellation would cost accuracy. Who sets it:
+ * cancellation would cost accuracy, or (f16) some W' = W * gamma overflowed. Who sets it:
  *  - launch_ln_forward's statistics (K > 2048), before FORM_FOLD runs, which then returns
  *    at once;
- *  - FORM_FOLD itself, from the block flags of launch_fold_prep's statistics (K <= 2048:
- *    that launch also clears the flag, so its own blocks cannot set it; see
- *    fold_weight.cu); it then stops at each CTA's second tile;
+ *  - FORM_FOLD and FORM_FOLD_STATS, from the block flags of launch_fold_prep (its rows'
+ *    statistics where K <= 2048, its folding's overflow at any K: that launch also clears
+ *    the flag, so its own blocks cannot set it; see fold_weight.cu); they then stop at
+ *    each CTA's second tile;
  *  - FORM_FOLD_STATS, while it computes the statistics; it stops likewise.
  * The transform form then redoes the whole call with the statistics in mean/rstd.
  * (One kernel branching between the bodies spilled ~300 bytes a thread at BN = 256;
@@ -626,7 +628,11 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
      * queued behind this one, so that its launch overlaps this kernel's run. */
     pdl_wait();
     pdl_launch_dependents();
-    if (FORM == FORM_FOLD && flag_blocks == 0 && *off_centre != 0) return;
+    /* Read by one thread for the whole CTA: since the overflow flags reach FORM_FOLD at
+     * every K, another CTA's warp 1 may set the flag while this CTA starts, and threads
+     * reading it apart could take different ways (some into barriers the others left). */
+    if (FORM == FORM_FOLD && __syncthreads_or(threadIdx.x == 0 && *(volatile int *)off_centre != 0))
+        return;
     if (FORM == FORM_TRANSFORM && cd && *off_centre == 0) return;
     fwd_body<T, BN, FORM>(&map_x, &map_b, mean, rstd, gamma, beta, bias, cd, off_centre,
                           block_flags, flag_blocks, eps, y,

@@ -57,7 +57,8 @@ bool fused_forward_sm90_stats_inside(int64_t N);
  * bias, and, for the first stats_rows rows of x, mean and rstd (stats_rows = 0: none,
  * for the in-kernel statistics, or for K > fold_prep_max_stats_k(), where the caller
  * runs launch_ln_forward after it). Clears off_centre and writes block_flags[0, *blocks)
- * (at most FOLD_PREP_MAX_BLOCKS). Needs K % 8 == 0 and 16-byte aligned x, W, gamma and
+ * (at most FOLD_PREP_MAX_BLOCKS): whether a block's rows of x were off centre or a W' of
+ * its rows of W overflowed (f16). Needs K % 8 == 0 and 16-byte aligned x, W, gamma and
  * beta. */
 constexpr int FOLD_PREP_MAX_BLOCKS = 2048;
 int64_t fold_prep_max_stats_k();

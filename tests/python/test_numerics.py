@@ -228,3 +228,37 @@ def test_cuda_auto_small_n(dtype, recompute, shape):
     else:
         assert got == (_clib.STRATEGY_UNFUSED, _clib.STRATEGY_UNFUSED)
     check_all(inputs, dy, dtype, recompute=recompute)
+
+
+# f16's range ends at 65504, so the Hopper epilogue form's folded weight W' = W * gamma
+# can overflow where LN(x) W^T does not: here one column of W and its gamma are 300
+# (W * gamma = 9e4) while that column of x sits at its row's mean, so its normalized value,
+# and its share of y, stay small. The fold flags the overflow and the transform form (W
+# itself times LN(x)) redoes the call. One shape a path: the statistics from the fold's
+# launch (K <= 2048) or from launch_ln_forward (K > 2048), and inside the GEMM kernel
+# (N <= 256 on at least 99 tiles) with either fold kernel. Elsewhere than Hopper no
+# weight is folded and the test holds all the same.
+@pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
+@pytest.mark.parametrize("shape", [(512, 512, 384), (12800, 512, 200), (512, 2056, 384),
+                                   (12800, 2056, 136)], ids=str)
+def test_cuda_f16_folded_weight_overflow(shape):
+    import torch.nn.functional as F
+    M, K, N = shape
+    g = torch.Generator().manual_seed(11)
+    x = 3 + 2 * torch.randn(M, K, generator=g, dtype=torch.float64)
+    k0 = 5
+    x[:, k0] = torch.cat([x[:, :k0], x[:, k0 + 1:]], 1).mean(1)
+    lnw = 0.5 + torch.rand(K, generator=g, dtype=torch.float64)
+    lnb = 0.1 * torch.randn(K, generator=g, dtype=torch.float64)
+    w = 0.02 * torch.randn(N, K, generator=g, dtype=torch.float64)
+    b = 0.1 * torch.randn(N, generator=g, dtype=torch.float64)
+    lnw[k0], w[:, k0] = 300.0, 300.0
+    t = [v.to("cuda", torch.float16) for v in (x, lnw, lnb, w, b)]
+    assert torch.isinf(t[3][:, k0] * t[1][k0]).all()  # W' overflows in f16
+    ref = F.linear(F.layer_norm(t[0].double(), (K,), t[1].double(), t[2].double(), 1e-5),
+                   t[3].double(), t[4].double())
+    assert ref.abs().max() < 3e4  # y itself is well inside f16's range
+    theirs = F.linear(F.layer_norm(t[0], (K,), t[1], t[2], 1e-5), t[3], t[4])
+    y = lnlinear.layernorm_linear(*t, strategy="fused")
+    assert torch.isfinite(y).all(), "a W' that overflowed reached y"
+    assert_close_to_ref(y, theirs, ref, torch.float16, "y")
