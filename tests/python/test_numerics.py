@@ -262,3 +262,66 @@ def test_cuda_f16_folded_weight_overflow(shape):
     y = lnlinear.layernorm_linear(*t, strategy="fused")
     assert torch.isfinite(y).all(), "a W' that overflowed reached y"
     assert_close_to_ref(y, theirs, ref, torch.float16, "y")
+
+
+def _fused_forward_into_nan(x, lnw, lnb, w, b, eps=1e-5):
+    """lnl_forward (FUSED) writing y, mean and rstd over buffers that start as NaN, so that a
+    row whose statistics were never written, or whose y was, shows as NaN (torch.empty would
+    hand back memory that an earlier call may have filled with the very same values)."""
+    import ctypes
+
+    from lnlinear import _clib, ops
+    M, N = x.shape[0], w.shape[0]
+    y = torch.full((M, N), float("nan"), dtype=x.dtype, device=x.device)
+    mean, rstd = (torch.full((M,), float("nan"), device=x.device) for _ in range(2))
+    c = ops._call_for(x, N, eps, _clib.STRATEGY_FUSED)
+    ws, ws_bytes = ops._workspace(c, 0, x.device)
+    _clib.check(_clib.lib.lnl_forward(ctypes.byref(c.p), x.data_ptr(), lnw.data_ptr(),
+                                      lnb.data_ptr(), w.data_ptr(), b.data_ptr(), y.data_ptr(),
+                                      mean.data_ptr(), rstd.data_ptr(), None, ops._ptr(ws),
+                                      ws_bytes), "lnl_forward")
+    torch.cuda.synchronize()
+    return y, mean, rstd
+
+
+# With N <= 256 on many tiles the Hopper epilogue form computes the row statistics inside
+# its GEMM kernel and writes them to mean/rstd; when some row is off centre (or, in f16, a
+# W' = W * gamma overflowed) the transform form then redoes the call, reading every row's
+# statistics back from mean/rstd. 40000 rows are 313 tiles, two or three a CTA of the
+# persistent grid, so the flag rises while CTAs still have tiles ahead of them: every one of
+# those tiles must still get its statistics. "one_row": row M / 3 moved to 1e3; "all_rows":
+# every row at 1e3 + N(0, 2); "w_overflow" (f16): column 5 of W and gamma at 300, that
+# column of x at its row's mean (see test_cuda_f16_folded_weight_overflow).
+@pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize("shape", [(40000, 512, 256), (40000, 1032, 136)], ids=str)
+@pytest.mark.parametrize("case", ["one_row", "all_rows", "w_overflow"])
+def test_cuda_stats_inside_redo_many_tiles(dtype, shape, case):
+    import torch.nn.functional as F
+    if case == "w_overflow" and dtype != torch.float16:
+        pytest.skip("W * gamma overflows in f16 only")
+    M, K, N = shape
+    g = torch.Generator().manual_seed(13)
+    x = (1e3 if case == "all_rows" else 3.0) + 2 * torch.randn(M, K, generator=g, dtype=torch.float64)
+    lnw = 0.5 + torch.rand(K, generator=g, dtype=torch.float64)
+    lnb = 0.1 * torch.randn(K, generator=g, dtype=torch.float64)
+    w = torch.randn(N, K, generator=g, dtype=torch.float64) / K ** 0.5
+    b = 0.1 * torch.randn(N, generator=g, dtype=torch.float64)
+    if case == "one_row":
+        x[M // 3] += 1e3
+    if case == "w_overflow":
+        x[:, 5] = torch.cat([x[:, :5], x[:, 6:]], 1).mean(1)
+        lnw[5], w[:, 5] = 300.0, 300.0
+    t = [v.to("cuda", dtype) for v in (x, lnw, lnb, w, b)]
+    y, mean, rstd = _fused_forward_into_nan(*t)
+    bad = (~torch.isfinite(y)).any(1).nonzero().flatten()
+    assert bad.numel() == 0, f"{bad.numel()} rows of y not finite, the first {bad[:4].tolist()}"
+    xd = t[0].double()
+    ref_mean = xd.mean(1)
+    ref_rstd = (xd.var(1, unbiased=False) + 1e-5).rsqrt()
+    assert torch.allclose(mean.double(), ref_mean, rtol=1e-5, atol=1e-5 * ref_rstd.reciprocal().max())
+    assert torch.allclose(rstd.double(), ref_rstd, rtol=1e-4)
+    ref = F.linear(F.layer_norm(xd, (K,), t[1].double(), t[2].double(), 1e-5), t[3].double(),
+                   t[4].double())
+    theirs = F.linear(F.layer_norm(t[0], (K,), t[1], t[2], 1e-5), t[3], t[4])
+    assert_close_to_ref(y, theirs, ref, dtype, "y")
