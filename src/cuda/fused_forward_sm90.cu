@@ -30,8 +30,9 @@
  *    8192,4096,4096.
  * Both forms are launched. Rows too far off centre for the epilogue form set a flag
  * (found by the pre-pass, or by the kernel's own statistics); the epilogue form then
- * returns at once or stops at its next tile, and the transform form, which returns at
- * once (~2 us) unless the flag is set, redoes the call.
+ * returns at once or stops at its next tile (or, computing the statistics itself, runs
+ * to the end, since the transform form needs them all), and the transform form, which
+ * returns at once (~2 us) unless the flag is set, redoes the call.
  *
  * Where it stands (H200, bf16, forward with the pre-passes, lnl-bench 2026-12-01,
  * docs/results/cuda/2026-12-01-fold): epilogue form 0.42-0.43 ms at 8192,4096,4096
@@ -229,25 +230,25 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             tma_prefetch_map(map_b);
             uint32_t it = 0;
             for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-                /* FOLD: once some row is known to be off centre, the transform form will
-                 * redo the whole call and the rest of this kernel's work is wasted: the
-                 * producer stops at the next tile and tells the consumers through *stop
-                 * and a "full" barrier completed without data. Not before the first tile,
-                 * whose loads would wait for the answer; later the ring holds a few
-                 * slices of work while it waits. FORM_FOLD asks the verdict its warp 1
-                 * formed from the pre-pass's block flags, FORM_FOLD_STATS the flag its
-                 * own statistics set. */
-                if (FOLD && tile != blockIdx.x) {
-                    bool off;
-                    if constexpr (STATS) {
-                        off = *(volatile int *)off_centre != 0;
-                    } else {
-                        int v;
-                        while ((v = *verdict) == 0) {
-                        }
-                        off = v == 2;
+                /* FORM_FOLD: once some row is known to be off centre, the transform form
+                 * will redo the whole call and the rest of this kernel's work is wasted:
+                 * the producer stops at the next tile and tells the consumers through
+                 * *stop and a "full" barrier completed without data. Not before the first
+                 * tile, whose loads would wait for the answer; later the ring holds a few
+                 * slices of work while it waits. The answer is the verdict warp 1 formed
+                 * from the pre-pass's block flags.
+                 * FORM_FOLD_STATS never stops: its tiles write the rows' statistics, which
+                 * the transform form reads back when it redoes the call. Stopping on its
+                 * own flag (before session 11) left the rows of the tiles not yet begun
+                 * without statistics, and the transform form read whatever mean/rstd
+                 * held: with 313 tiles on 132 CTAs, y came out NaN or wrong in the last
+                 * round's rows (test_cuda_stats_inside_redo_many_tiles). Off-centre data
+                 * is the rare case; it costs the whole GEMM twice there. */
+                if (FORM == FORM_FOLD && tile != blockIdx.x) {
+                    int v;
+                    while ((v = *verdict) == 0) {
                     }
-                    if (off) {
+                    if (v == 2) {
                         const int s = it % S;
                         mbar_wait(&empty[s], ((it / S) & 1) ^ 1);
                         *stop = 1;
@@ -269,7 +270,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         } else if (FOLD && threadIdx.x / 32 == 1) {
             /* the pre-pass's verdicts, one word a block of its grid, read beside the
              * first tile's loads; any off-centre row (or overflowed W', f16) sets the flag
-             * for the transform form. FORM_FOLD_STATS's producer reads that flag itself. */
+             * for the transform form (FORM_FOLD_STATS only raises it: it never stops). */
             const int lane = threadIdx.x % 32;
             int off = 0;
             for (int i = lane; i < flag_blocks; i += 32) off |= block_flags[i];
@@ -458,7 +459,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             const int s = (it0 + kt) % S;
             if constexpr (FOLD) {
                 mbar_wait(&full[s], ((it0 + kt) / S) & 1);
-                if (kt == 0 && *stop) return; /* the producer stopped (off-centre rows) */
+                if (!STATS && kt == 0 && *stop) return; /* the producer stopped (off-centre rows) */
             }
             const uint64_t adesc = desc_kmajor_sw128(sA + s * C::A_BYTES + cw * 64 * 128);
             const uint64_t bdesc = desc_kmajor_sw128(sB + s * C::B_BYTES);
@@ -607,9 +608,10 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
  *    at once;
  *  - FORM_FOLD and FORM_FOLD_STATS, from the block flags of launch_fold_prep (its rows'
  *    statistics where K <= 2048, its folding's overflow at any K: that launch also clears
- *    the flag, so its own blocks cannot set it; see fold_weight.cu); they then stop at
- *    each CTA's second tile;
- *  - FORM_FOLD_STATS, while it computes the statistics; it stops likewise.
+ *    the flag, so its own blocks cannot set it; see fold_weight.cu); FORM_FOLD then stops
+ *    at each CTA's second tile;
+ *  - FORM_FOLD_STATS, while it computes the statistics. It runs every tile all the same,
+ *    since the statistics of all rows come from it.
  * The transform form then redoes the whole call with the statistics in mean/rstd.
  * (One kernel branching between the bodies spilled ~300 bytes a thread at BN = 256;
  * each body alone fits ptxas's 168 registers.) */
