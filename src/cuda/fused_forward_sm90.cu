@@ -459,7 +459,12 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             const int s = (it0 + kt) % S;
             if constexpr (FOLD) {
                 mbar_wait(&full[s], ((it0 + kt) / S) & 1);
-                if (!STATS && kt == 0 && *stop) return; /* the producer stopped (off-centre rows) */
+                /* the producer stopped (off-centre rows). Never set in FORM_FOLD_STATS, whose
+                 * producer runs every tile, but the test stays: without it that form ran 7%
+                 * (32768,4096,256) to 10% (12800,4096,256) slower, kernel 0.139 vs 0.130 ms
+                 * and 0.069 vs 0.062-0.063 (H200, bf16, -DLNL_PDL=0, session 11 call 3);
+                 * ptxas then schedules the slice loop differently. */
+                if (kt == 0 && *stop) return;
             }
             const uint64_t adesc = desc_kmajor_sw128(sA + s * C::A_BYTES + cw * 64 * 128);
             const uint64_t bdesc = desc_kmajor_sw128(sB + s * C::B_BYTES);
