@@ -230,6 +230,14 @@ def test_cuda_auto_small_n(dtype, recompute, shape):
     check_all(inputs, dy, dtype, recompute=recompute)
 
 
+def _overflow_column(x, lnw, w, k0=5):
+    """Column k0 of W and of gamma at 300 (W * gamma = 9e4, past f16's 65504) while that
+    column of x sits at its row's mean; returns k0. In place, on float64 tensors."""
+    x[:, k0] = torch.cat([x[:, :k0], x[:, k0 + 1:]], 1).mean(1)
+    lnw[k0], w[:, k0] = 300.0, 300.0
+    return k0
+
+
 # f16's range ends at 65504, so the Hopper epilogue form's folded weight W' = W * gamma
 # can overflow where LN(x) W^T does not: here one column of W and its gamma are 300
 # (W * gamma = 9e4) while that column of x sits at its row's mean, so its normalized value,
@@ -242,23 +250,19 @@ def test_cuda_auto_small_n(dtype, recompute, shape):
 @pytest.mark.parametrize("shape", [(512, 512, 384), (12800, 512, 200), (512, 2056, 384),
                                    (12800, 2056, 136)], ids=str)
 def test_cuda_f16_folded_weight_overflow(shape):
-    import torch.nn.functional as F
     M, K, N = shape
     g = torch.Generator().manual_seed(11)
     x = 3 + 2 * torch.randn(M, K, generator=g, dtype=torch.float64)
-    k0 = 5
-    x[:, k0] = torch.cat([x[:, :k0], x[:, k0 + 1:]], 1).mean(1)
     lnw = 0.5 + torch.rand(K, generator=g, dtype=torch.float64)
     lnb = 0.1 * torch.randn(K, generator=g, dtype=torch.float64)
     w = 0.02 * torch.randn(N, K, generator=g, dtype=torch.float64)
     b = 0.1 * torch.randn(N, generator=g, dtype=torch.float64)
-    lnw[k0], w[:, k0] = 300.0, 300.0
+    k0 = _overflow_column(x, lnw, w)
     t = [v.to("cuda", torch.float16) for v in (x, lnw, lnb, w, b)]
     assert torch.isinf(t[3][:, k0] * t[1][k0]).all()  # W' overflows in f16
-    ref = F.linear(F.layer_norm(t[0].double(), (K,), t[1].double(), t[2].double(), 1e-5),
-                   t[3].double(), t[4].double())
+    ref = torch_forward(*[v.double() for v in t])
     assert ref.abs().max() < 3e4  # y itself is well inside f16's range
-    theirs = F.linear(F.layer_norm(t[0], (K,), t[1], t[2], 1e-5), t[3], t[4])
+    theirs = torch_forward(*t)
     y = lnlinear.layernorm_linear(*t, strategy="fused")
     assert torch.isfinite(y).all(), "a W' that overflowed reached y"
     assert_close_to_ref(y, theirs, ref, torch.float16, "y")
@@ -297,7 +301,6 @@ def _fused_forward_into_nan(x, lnw, lnb, w, b, eps=1e-5):
 @pytest.mark.parametrize("shape", [(40000, 512, 256), (40000, 1032, 136)], ids=str)
 @pytest.mark.parametrize("case", ["one_row", "all_rows", "w_overflow"])
 def test_cuda_stats_inside_redo_many_tiles(dtype, shape, case):
-    import torch.nn.functional as F
     if case == "w_overflow" and dtype != torch.float16:
         pytest.skip("W * gamma overflows in f16 only")
     M, K, N = shape
@@ -310,8 +313,7 @@ def test_cuda_stats_inside_redo_many_tiles(dtype, shape, case):
     if case == "one_row":
         x[M // 3] += 1e3
     if case == "w_overflow":
-        x[:, 5] = torch.cat([x[:, :5], x[:, 6:]], 1).mean(1)
-        lnw[5], w[:, 5] = 300.0, 300.0
+        _overflow_column(x, lnw, w)
     t = [v.to("cuda", dtype) for v in (x, lnw, lnb, w, b)]
     y, mean, rstd = _fused_forward_into_nan(*t)
     bad = (~torch.isfinite(y)).any(1).nonzero().flatten()
@@ -321,7 +323,5 @@ def test_cuda_stats_inside_redo_many_tiles(dtype, shape, case):
     ref_rstd = (xd.var(1, unbiased=False) + 1e-5).rsqrt()
     assert torch.allclose(mean.double(), ref_mean, rtol=1e-5, atol=1e-5 * ref_rstd.reciprocal().max())
     assert torch.allclose(rstd.double(), ref_rstd, rtol=1e-4)
-    ref = F.linear(F.layer_norm(xd, (K,), t[1].double(), t[2].double(), 1e-5), t[3].double(),
-                   t[4].double())
-    theirs = F.linear(F.layer_norm(t[0], (K,), t[1], t[2], 1e-5), t[3], t[4])
-    assert_close_to_ref(y, theirs, ref, dtype, "y")
+    ref = torch_forward(*[v.double() for v in t])
+    assert_close_to_ref(y, torch_forward(*t), ref, dtype, "y")
