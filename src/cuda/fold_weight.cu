@@ -272,7 +272,9 @@ cudaError_t launch_prep_t(const T *x, float *mean, float *rstd, int64_t stats_ro
                           float *cd, int *off_centre, int *block_flags, int64_t N, int64_t K,
                           const device_info &d, cudaStream_t s, int *blocks) {
     const int64_t nchunks = K / 8;
-    if (K > fold_prep_max_stats_k()) { /* the folding alone, a block a row */
+    if (K > fold_prep_max_stats_k()) {
+        /* the folding alone: a block a row, at most FOLD_PREP_MAX_BLOCKS blocks striding
+         * over the rows, so that each has a word of block_flags for its overflow */
         const unsigned grid = (unsigned)std::min<int64_t>(N, FOLD_PREP_MAX_BLOCKS);
         fold_weight_kernel<T><<<grid, FOLD_THREADS, 0, s>>>(W, gamma, beta, bias, wfold, cd,
                                                             off_centre, block_flags, N, K);
