@@ -4,6 +4,7 @@ import math
 
 import torch
 
+from . import _cpp
 from .ops import (STRATEGIES, LayerNormLinearFunction, check_operands, eager_fast_path_ok,
                   forward_body)
 
@@ -45,8 +46,13 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
         if not x2.is_contiguous():
             x2 = x2.contiguous()
     if eager_fast_path_ok(x2, ln_weight, ln_bias, linear_weight, linear_bias):
+        if _cpp.enabled:
+            # One C++ call: it decides itself whether to build the autograd node (whose
+            # backward then runs without Python) or to ask the library for y alone.
+            y = _cpp.call(x2, ln_weight, ln_bias, linear_weight, linear_bias, float(eps),
+                          not recompute, code)
         # forward_body makes its operands contiguous itself
-        if torch.is_grad_enabled() and (
+        elif torch.is_grad_enabled() and (
                 x2.requires_grad or linear_weight.requires_grad
                 or (ln_weight is not None and ln_weight.requires_grad)
                 or (ln_bias is not None and ln_bias.requires_grad)

@@ -13,9 +13,9 @@ from typing import List, Optional, Tuple
 import torch
 from torch import Tensor
 
-from . import _clib
+from . import _clib, _cpp
 
-__all__ = ["STRATEGIES", "SUPPORTED_DTYPES", "check_operands"]
+__all__ = ["STRATEGIES", "SUPPORTED_DTYPES", "check_operands", "cpp_autograd_available"]
 
 STRATEGIES = {
     "auto": _clib.STRATEGY_AUTO,
@@ -450,6 +450,13 @@ def eager_fast_path_ok(*tensors):
     if torch.compiler.is_compiling() or _functorch_active() or _dispatch_depth():
         return False
     return all(t is None or type(t) in _PLAIN for t in tensors)
+
+
+def cpp_autograd_available():
+    """Whether plain eager calls take the C++ autograd node (lnlinear_cpp::layernorm_linear,
+    python/csrc) rather than LayerNormLinearFunction below; lnlinear._cpp.reason says why
+    not, and lnlinear._cpp.set_enabled switches between the two in one process."""
+    return _cpp.enabled
 
 
 class LayerNormLinearFunction(torch.autograd.Function):

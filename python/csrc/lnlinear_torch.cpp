@@ -1,0 +1,391 @@
+// The PyTorch adapter of liblnlinear in C++: a torch::autograd::Function whose forward
+// calls lnl_forward and whose backward calls lnl_backward, registered as the op
+// lnlinear_cpp::layernorm_linear. It is the eager fast path's node (python/lnlinear/
+// _cpp.py loads it): the forward is one C++ call from Python, and the backward runs in
+// the autograd engine's thread without Python, so it never waits for the GIL.
+//
+// It does what ops.py's forward_body/backward_body do for LayerNormLinearFunction, with
+// the same saved tensors, pointers and workspaces, so both paths give bitwise the same
+// results (tests/python/test_cpp_autograd.py). The Python checks (check_operands) run
+// before the call; this file trusts shapes and dtypes as the library does.
+//
+// liblnlinear is not linked: Python hands over the addresses of the functions of the
+// library it loaded with ctypes (lnlinear_cpp::bind), so both paths call one library,
+// the one LNLINEAR_LIBRARY names in tests. Narrow includes (no torch/torch.h) keep the
+// compile time down; no Python.h, so the build needs no Python headers.
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include <ATen/Parallel.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/library.h>
+
+#include "lnlinear.h"
+
+// Named (not anonymous): the node's name, which tests and profilers show, is
+// torch::autograd::CppNode<lnlinear_torch::LayerNormLinearFn>.
+namespace lnlinear_torch {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// ---- the library's functions, as Python's ctypes loaded them ----
+
+struct Lib {
+    decltype(&lnl_forward) forward;
+    decltype(&lnl_backward) backward;
+    decltype(&lnl_forward_workspace_size) forward_workspace_size;
+    decltype(&lnl_backward_workspace_size) backward_workspace_size;
+    decltype(&lnl_last_error) last_error;
+    decltype(&lnl_status_string) status_string;
+};
+
+// Published once by bind() before any call (ops are registered at load, bound right
+// after by the same import); a table replaced by a second bind is left alive because a
+// call on another thread may still be reading it.
+std::atomic<const Lib *> g_lib{nullptr};
+
+const Lib &lib() {
+    const Lib *l = g_lib.load(std::memory_order_acquire);
+    TORCH_CHECK(l, "lnlinear_cpp: the library's functions were never bound (lnlinear_cpp::bind)");
+    return *l;
+}
+
+void bind(std::vector<int64_t> addresses) {
+    TORCH_CHECK_VALUE(addresses.size() == 6, "lnlinear_cpp::bind takes 6 addresses, got ",
+                      addresses.size());
+    for (int64_t a : addresses) TORCH_CHECK_VALUE(a != 0, "lnlinear_cpp::bind: a NULL address");
+    auto *l = new Lib;
+    auto fn = [&](int i, auto &slot) {
+        slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(
+            static_cast<uintptr_t>(addresses[i]));
+    };
+    fn(0, l->forward);
+    fn(1, l->backward);
+    fn(2, l->forward_workspace_size);
+    fn(3, l->backward_workspace_size);
+    fn(4, l->last_error);
+    fn(5, l->status_string);
+    g_lib.store(l, std::memory_order_release);
+}
+
+// A failed status as the exception Python's _clib.check raises, with the same text:
+// "<what> failed (<status name>): <lnl_last_error()>". Must run on the calling thread
+// right after the failed call (the message is per thread). torch turns c10::ValueError
+// into ValueError and c10::NotImplementedError into NotImplementedError; python/
+// lnlinear/_cpp.py maps a forward's error to the package's own classes by its name.
+[[noreturn]] void raise_status(lnl_status status, const char *what) {
+    const Lib &l = lib();
+    const char *msg = l.last_error();
+    std::string text = std::string(what) + " failed (" + l.status_string(status) + ")";
+    if (msg && *msg) text += std::string(": ") + msg;
+    switch (status) {
+    case LNL_STATUS_INVALID_ARGUMENT: TORCH_CHECK_VALUE(false, text);
+    case LNL_STATUS_UNSUPPORTED: TORCH_CHECK_NOT_IMPLEMENTED(false, text);
+    case LNL_STATUS_OUT_OF_MEMORY: TORCH_CHECK_WITH(OutOfMemoryError, false, text);
+    default: TORCH_CHECK(false, text);
+    }
+}
+
+// ---- the problem, the device and the stream ----
+
+lnl_dtype lnl_dtype_of(at::ScalarType t) {
+    switch (t) {
+    case at::kFloat: return LNL_DTYPE_F32;
+    case at::kDouble: return LNL_DTYPE_F64;
+    case at::kBFloat16: return LNL_DTYPE_BF16;
+    case at::kHalf: return LNL_DTYPE_F16;
+    default: TORCH_CHECK_VALUE(false, "lnlinear_cpp: unsupported dtype ", t);
+    }
+}
+
+// The lnl_problem of x [M, K] with N outputs, as ops.py's _call_for builds it: the
+// current stream of x's GPU (asked through c10's device-guard registry, so this file
+// needs neither CUDA headers nor c10_cuda), or torch's intra-op thread count on the CPU
+// so torch.set_num_threads governs both.
+lnl_problem problem_of(const at::Tensor &x, int64_t N, double eps, int64_t strategy) {
+    lnl_problem p;
+    std::memset(&p, 0, sizeof p);
+    p.rows = x.size(0);
+    p.in_features = x.size(1);
+    p.out_features = N;
+    p.eps = eps;
+    p.dtype = lnl_dtype_of(x.scalar_type());
+    p.strategy = static_cast<lnl_strategy>(strategy);
+    const c10::Device dev = x.device();
+    if (dev.is_cuda()) {
+        p.device = LNL_DEVICE_CUDA;
+        p.stream = c10::impl::getDeviceGuardImpl(dev.type())->getStream(dev).native_handle();
+    } else {
+        TORCH_CHECK_VALUE(dev.is_cpu(), "lnlinear_cpp: x is on ", dev, "; only cpu and cuda");
+        p.device = LNL_DEVICE_CPU;
+        p.threads = at::get_num_threads();
+    }
+    return p;
+}
+
+// ---- workspaces ----
+
+// Workspace sizes per problem, as ops.py's _calls keeps them: asking the library
+// validates the whole problem each time. Cleared past 512 problems.
+struct ProblemKey {
+    lnl_problem p;
+    bool operator==(const ProblemKey &o) const { return std::memcmp(&p, &o.p, sizeof p) == 0; }
+};
+struct ProblemHash {
+    size_t operator()(const ProblemKey &k) const {
+        size_t h = std::hash<int64_t>()(k.p.rows);
+        for (int64_t v : {k.p.in_features, k.p.out_features, int64_t(k.p.dtype),
+                          int64_t(k.p.strategy), int64_t(k.p.threads),
+                          int64_t(reinterpret_cast<uintptr_t>(k.p.stream))})
+            h = h * 1000003u ^ std::hash<int64_t>()(v);
+        return h ^ std::hash<double>()(k.p.eps);
+    }
+};
+
+std::mutex g_sizes_mutex;
+std::unordered_map<ProblemKey, size_t, ProblemHash> g_sizes[2];  // forward, backward
+
+size_t workspace_bytes(const lnl_problem &p, int which) {
+    ProblemKey key;
+    std::memset(&key.p, 0, sizeof key.p);  // padding bytes compare equal
+    key.p.rows = p.rows;
+    key.p.in_features = p.in_features;
+    key.p.out_features = p.out_features;
+    key.p.eps = p.eps;
+    key.p.dtype = p.dtype;
+    key.p.device = p.device;
+    key.p.strategy = p.strategy;
+    key.p.threads = p.threads;
+    key.p.stream = p.stream;
+    {
+        std::lock_guard<std::mutex> g(g_sizes_mutex);
+        auto it = g_sizes[which].find(key);
+        if (it != g_sizes[which].end()) return it->second;
+    }
+    const Lib &l = lib();
+    size_t n = which == 0 ? l.forward_workspace_size(&p) : l.backward_workspace_size(&p);
+    std::lock_guard<std::mutex> g(g_sizes_mutex);
+    if (g_sizes[which].size() >= 512) g_sizes[which].clear();
+    g_sizes[which].emplace(key, n);
+    return n;
+}
+
+// Whether `stream` is being captured into a CUDA graph, asked of the CUDA driver torch
+// has loaded (found with dlopen's RTLD_NOLOAD: nothing is loaded here, and no CUDA
+// library is linked). When the driver cannot be asked, the answer is "capturing", so
+// the caller takes the uncached way, which is always safe.
+bool stream_capturing(void *stream) {
+    using is_capturing_fn = int (*)(void *, int *);  // cuStreamIsCapturing(CUstream, status*)
+    static const is_capturing_fn fn = []() -> is_capturing_fn {
+        void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+        return h ? reinterpret_cast<is_capturing_fn>(dlsym(h, "cuStreamIsCapturing")) : nullptr;
+    }();
+    int status = 0;  // CU_STREAM_CAPTURE_STATUS_NONE
+    if (!fn || fn(stream, &status) != 0) return true;
+    return status != 0;
+}
+
+// Small CUDA workspaces kept per (device, stream) and reused, as ops.py's _workspace does
+// (its comment says why that is safe and when it is not: big workspaces and graph
+// capture allocate per call). Separate from Python's cache: a stream used by both paths
+// holds two.
+constexpr size_t kWsCacheMax = size_t(64) << 20;
+std::mutex g_ws_mutex;
+std::map<std::pair<int, uintptr_t>, at::Tensor> g_ws_cache;
+
+int64_t workspace_cache_entries() {
+    std::lock_guard<std::mutex> g(g_ws_mutex);
+    return static_cast<int64_t>(g_ws_cache.size());
+}
+
+at::Tensor workspace(const lnl_problem &p, int which, const c10::Device &dev, size_t *nbytes) {
+    *nbytes = workspace_bytes(p, which);
+    if (*nbytes == 0) return at::Tensor();
+    auto opts = at::TensorOptions().dtype(at::kByte).device(dev);
+    const int64_t n = static_cast<int64_t>(*nbytes);
+    if (!dev.is_cuda() || *nbytes > kWsCacheMax || stream_capturing(p.stream))
+        return at::empty({n}, opts);
+    const std::pair<int, uintptr_t> key{dev.index(), reinterpret_cast<uintptr_t>(p.stream)};
+    std::lock_guard<std::mutex> g(g_ws_mutex);
+    at::Tensor &ws = g_ws_cache[key];
+    if (!ws.defined() || ws.numel() < n) ws = at::empty({n}, opts);
+    return ws;  // a reference held for the call: a later replacement cannot free it early
+}
+
+void *ptr(const at::Tensor &t) { return t.defined() ? t.data_ptr() : nullptr; }
+at::Tensor contig(const std::optional<at::Tensor> &t) {
+    return t.has_value() && t->defined() ? t->contiguous() : at::Tensor();
+}
+at::Tensor contig(const at::Tensor &t) { return t.defined() ? t.contiguous() : at::Tensor(); }
+
+// mean/rstd in the accumulation type, as F.layer_norm returns them.
+at::ScalarType acc_type(at::ScalarType t) { return t == at::kDouble ? at::kDouble : at::kFloat; }
+
+// ---- forward and backward bodies ----
+
+struct ForwardOut {
+    at::Tensor y, mean, rstd, ln_out;
+};
+
+// ops.forward_body(..., check=False, lean=True, stats=stats): mean/rstd only when stats,
+// ln_out only when kept.
+ForwardOut forward_body(const at::Tensor &x_in, const std::optional<at::Tensor> &ln_weight_in,
+                        const std::optional<at::Tensor> &ln_bias_in,
+                        const at::Tensor &linear_weight_in,
+                        const std::optional<at::Tensor> &linear_bias_in, double eps,
+                        bool keep_ln_out, int64_t strategy, bool stats) {
+    TORCH_CHECK_VALUE(x_in.dim() == 2, "lnlinear_cpp: x must be [M, K], got ", x_in.sizes());
+    at::Tensor x = x_in.contiguous(), lnw = contig(ln_weight_in), lnb = contig(ln_bias_in);
+    at::Tensor w = linear_weight_in.contiguous(), b = contig(linear_bias_in);
+    const int64_t M = x.size(0), K = x.size(1), N = w.size(0);
+    const c10::Device dev = x.device();
+    ForwardOut o;
+    o.y = at::empty({M, N}, x.options());
+    if (stats) {
+        auto acc = x.options().dtype(acc_type(x.scalar_type()));
+        o.mean = at::empty({M}, acc);
+        o.rstd = at::empty({M}, acc);
+    }
+    if (keep_ln_out) o.ln_out = at::empty({M, K}, x.options());
+    if (M == 0) return o;
+    // The library works on the current device: make x's current for the call.
+    c10::OptionalDeviceGuard guard;
+    if (dev.is_cuda()) guard.reset_device(dev);
+    lnl_problem p = problem_of(x, N, eps, strategy);
+    size_t ws_bytes = 0;
+    at::Tensor ws = workspace(p, 0, dev, &ws_bytes);
+    lnl_status st = lib().forward(&p, x.data_ptr(), ptr(lnw), ptr(lnb), w.data_ptr(), ptr(b),
+                                  o.y.data_ptr(), ptr(o.mean), ptr(o.rstd), ptr(o.ln_out),
+                                  ptr(ws), ws_bytes);
+    if (st != LNL_STATUS_SUCCESS) raise_status(st, "lnl_forward");
+    return o;
+}
+
+class LayerNormLinearFn : public torch::autograd::Function<LayerNormLinearFn> {
+public:
+    static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x,
+                              const std::optional<at::Tensor> &ln_weight,
+                              const std::optional<at::Tensor> &ln_bias,
+                              const at::Tensor &linear_weight,
+                              const std::optional<at::Tensor> &linear_bias, double eps,
+                              bool keep_ln_out, int64_t strategy) {
+        ForwardOut o = forward_body(x, ln_weight, ln_bias, linear_weight, linear_bias, eps,
+                                    keep_ln_out, strategy, /*stats=*/true);
+        // What LayerNormLinearFunction saves: x, the parameters, mean, rstd, and ln_out
+        // only when kept (undefined tensors save as undefined).
+        ctx->save_for_backward({x, ln_weight.value_or(at::Tensor()),
+                                ln_bias.value_or(at::Tensor()), linear_weight, o.mean, o.rstd,
+                                o.ln_out});
+        ctx->saved_data["eps"] = eps;
+        ctx->saved_data["strategy"] = strategy;
+        ctx->saved_data["has_linear_bias"] = linear_bias.has_value() && linear_bias->defined();
+        return o.y;
+    }
+
+    static variable_list backward(AutogradContext *ctx, variable_list grads) {
+        const variable_list saved = ctx->get_saved_variables();
+        const at::Tensor &x = saved[0], &lnw = saved[1], &lnb = saved[2], &w = saved[3];
+        const at::Tensor &mean = saved[4], &rstd = saved[5], &ln_out = saved[6];
+        const bool has_b = ctx->saved_data["has_linear_bias"].toBool();
+        // needs_input_grad counts only the tensor inputs that were given (an absent
+        // optional has no edge), in argument order.
+        const bool present[5] = {true, lnw.defined(), lnb.defined(), true, has_b};
+        bool need[5];
+        bool any = false;
+        for (size_t i = 0, edge = 0; i < 5; ++i) {
+            need[i] = present[i] && ctx->needs_input_grad(edge);
+            edge += present[i];
+            any = any || need[i];
+        }
+        variable_list out(8);  // one per forward argument; undefined = no gradient
+        if (!any) return out;
+
+        const at::Tensor dy = grads[0].contiguous();
+        const at::Tensor xc = x.contiguous(), lnwc = contig(lnw), lnbc = contig(lnb);
+        const at::Tensor wc = w.contiguous(), meanc = contig(mean), rstdc = contig(rstd);
+        const at::Tensor ln_outc = contig(ln_out);
+        const int64_t M = xc.size(0), K = xc.size(1), N = wc.size(0);
+        const int64_t shapes[5][2] = {{M, K}, {K, -1}, {K, -1}, {N, K}, {N, -1}};
+        for (int i = 0; i < 5; ++i) {
+            if (!need[i]) continue;
+            std::vector<int64_t> shape{shapes[i][0]};
+            if (shapes[i][1] >= 0) shape.push_back(shapes[i][1]);
+            // An empty batch: nothing flowed in, the parameter gradients are zero.
+            out[i] = (M == 0 && i > 0) ? at::zeros(shape, xc.options())
+                                       : at::empty(shape, xc.options());
+        }
+        if (M == 0) return out;
+        const c10::Device dev = xc.device();
+        c10::OptionalDeviceGuard guard;
+        if (dev.is_cuda()) guard.reset_device(dev);
+        lnl_problem p = problem_of(xc, N, ctx->saved_data["eps"].toDouble(),
+                                   ctx->saved_data["strategy"].toInt());
+        size_t ws_bytes = 0;
+        at::Tensor ws = workspace(p, 1, dev, &ws_bytes);
+        lnl_status st = lib().backward(&p, dy.data_ptr(), xc.data_ptr(), ptr(lnwc), ptr(lnbc),
+                                       wc.data_ptr(), ptr(meanc), ptr(rstdc), ptr(ln_outc),
+                                       ptr(out[0]), ptr(out[1]), ptr(out[2]), ptr(out[3]),
+                                       ptr(out[4]), ptr(ws), ws_bytes);
+        if (st != LNL_STATUS_SUCCESS) raise_status(st, "lnl_backward");
+        return out;
+    }
+};
+
+bool any_requires_grad(const at::Tensor &x, const std::optional<at::Tensor> &a,
+                       const std::optional<at::Tensor> &b, const at::Tensor &w,
+                       const std::optional<at::Tensor> &c) {
+    auto rg = [](const std::optional<at::Tensor> &t) {
+        return t.has_value() && t->defined() && t->requires_grad();
+    };
+    return x.requires_grad() || w.requires_grad() || rg(a) || rg(b) || rg(c);
+}
+
+// y = LayerNormLinear(...): through the autograd Function when anything will be
+// differentiated, else the library is asked for y alone (no node, nothing saved, no
+// mean/rstd/ln_out), as functional.layernorm_linear does on the Python path.
+at::Tensor layernorm_linear(const at::Tensor &x, const std::optional<at::Tensor> &ln_weight,
+                            const std::optional<at::Tensor> &ln_bias,
+                            const at::Tensor &linear_weight,
+                            const std::optional<at::Tensor> &linear_bias, double eps,
+                            bool keep_ln_out, int64_t strategy) {
+    if (at::GradMode::is_enabled() &&
+        any_requires_grad(x, ln_weight, ln_bias, linear_weight, linear_bias))
+        return LayerNormLinearFn::apply(x, ln_weight, ln_bias, linear_weight, linear_bias, eps,
+                                        keep_ln_out, strategy);
+    return forward_body(x, ln_weight, ln_bias, linear_weight, linear_bias, eps, false, strategy,
+                        /*stats=*/false)
+        .y;
+}
+
+}  // namespace lnlinear_torch
+
+// A namespace of its own: torch.ops.lnlinear holds the Python custom ops that
+// torch.compile, export and functorch trace; this op is for plain eager calls only.
+TORCH_LIBRARY(lnlinear_cpp, m) {
+    m.def("bind(int[] addresses) -> ()", &lnlinear_torch::bind);
+    m.def("workspace_cache_entries() -> int", &lnlinear_torch::workspace_cache_entries);
+    m.def("layernorm_linear(Tensor x, Tensor? ln_weight, Tensor? ln_bias, Tensor linear_weight, "
+          "Tensor? linear_bias, float eps, bool keep_ln_out, int strategy) -> Tensor");
+}
+
+// CompositeImplicitAutograd: the kernel runs once, above autograd, and builds its own
+// node (LayerNormLinearFn), so one dispatcher hop serves every device. Autograd plus
+// CPU/CUDA kernels would cost a second hop (the redispatch below autograd) and make the
+// op look traceable although it has no fake kernel: tracing systems must use
+// lnlinear::forward instead, and Python sends them there (ops.eager_fast_path_ok).
+TORCH_LIBRARY_IMPL(lnlinear_cpp, CompositeImplicitAutograd, m) {
+    m.impl("layernorm_linear", &lnlinear_torch::layernorm_linear);
+}

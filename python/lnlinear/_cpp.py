@@ -1,0 +1,110 @@
+"""Loading the C++ autograd op (python/csrc/lnlinear_torch.cpp) and binding it to the
+library _clib loaded, so both paths call one liblnlinear.
+
+Where it is looked for: LNLINEAR_TORCH_OPS (a path; failing to load it is an error),
+else liblnlinear_torch.so next to the loaded library (the package directory, or the
+build directory LNLINEAR_LIBRARY points into; failing to load it is a warning and the
+Python path serves). LNLINEAR_NO_CPP=1 never loads it (for A/B runs).
+"""
+
+import ctypes
+import os
+import warnings
+
+import torch
+
+from . import _clib
+
+__all__ = ["available", "reason", "path", "layernorm_linear", "call", "enabled", "set_enabled"]
+
+_FILE = "liblnlinear_torch.so"
+
+# The library functions the op calls, in the order lnlinear_cpp::bind takes them.
+_BOUND = ("lnl_forward", "lnl_backward", "lnl_forward_workspace_size",
+          "lnl_backward_workspace_size", "lnl_last_error", "lnl_status_string")
+
+path = None          # the extension loaded, or None
+reason = ""          # why it is not in use, when it is not
+layernorm_linear = None  # the op's overload, resolved once (attribute lookups cost per call)
+_op = None
+enabled = False  # whether functional.layernorm_linear's eager fast path takes it
+
+
+def _load():
+    global path, reason, layernorm_linear, _op, enabled
+    if os.environ.get("LNLINEAR_NO_CPP", "") not in ("", "0"):
+        reason = "LNLINEAR_NO_CPP is set"
+        return
+    explicit = os.environ.get("LNLINEAR_TORCH_OPS")
+    candidate = explicit or os.path.join(os.path.dirname(_clib.library_path), _FILE)
+    if not os.path.isfile(candidate):
+        if explicit:
+            raise ImportError(f"lnlinear: LNLINEAR_TORCH_OPS={explicit!r} is not a file")
+        reason = f"{candidate} not found (built when CMake finds torch: LNL_BUILD_TORCH_OPS)"
+        return
+    try:
+        torch.ops.load_library(candidate)
+    except (OSError, RuntimeError) as e:
+        # Typically built against another torch version (undefined symbols).
+        if explicit:
+            raise ImportError(f"lnlinear: cannot load {candidate}: {e}") from e
+        reason = f"cannot load {candidate}: {e}"
+        warnings.warn(f"lnlinear: {reason}; using the Python autograd path", RuntimeWarning)
+        return
+    torch.ops.lnlinear_cpp.bind(
+        [ctypes.cast(getattr(_clib.lib, name), ctypes.c_void_p).value for name in _BOUND])
+    path = candidate
+    layernorm_linear = torch.ops.lnlinear_cpp.layernorm_linear.default
+    # The overload's builtin itself: one Python frame (OpOverload.__call__) fewer a call.
+    _op = getattr(layernorm_linear, "_op", layernorm_linear)
+    enabled = True
+
+
+def available():
+    return _op is not None
+
+
+def set_enabled(flag):
+    """Route plain eager calls through the C++ op (True, when it loaded) or the Python
+    autograd.Function (False), in one process: for A/B tests and benchmarks. Returns the
+    previous setting."""
+    global enabled
+    previous = enabled
+    if flag and not available():
+        raise RuntimeError(f"lnlinear: the C++ autograd op is not available: {reason}")
+    enabled = bool(flag)
+    return previous
+
+
+# The package's exception class of a status name, as _clib.check picks it.
+_BY_NAME = {_clib.lib.lnl_status_string(s).decode(): exc
+            for s, exc in _clib._STATUS_EXCEPTIONS.items()}
+
+
+def _lnl_error(e):
+    """The package's exception for torch's rendering of a failed lnl_forward (same text
+    as _clib.check gives), or None when e is something else."""
+    msg = str(e)
+    start = msg.find("lnl_forward failed (")
+    if start < 0:
+        return None
+    msg = msg[start:].splitlines()[0]
+    name = msg[len("lnl_forward failed ("):].split(")", 1)[0]
+    return _BY_NAME.get(name, _clib.LnlError)(msg)
+
+
+def call(x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_ln_out, strategy):
+    """y from lnlinear_cpp::layernorm_linear (x [M, K], operands checked by the caller);
+    a failed lnl_forward raises the package's exception, as the Python path does. A
+    failed lnl_backward, raised in the autograd engine, keeps torch's class (ValueError
+    for INVALID_ARGUMENT, NotImplementedError for UNSUPPORTED, RuntimeError else)."""
+    try:
+        return _op(x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_ln_out, strategy)
+    except (RuntimeError, ValueError, NotImplementedError) as e:
+        mapped = _lnl_error(e)
+        if mapped is None:
+            raise
+        raise mapped from None
+
+
+_load()
