@@ -72,10 +72,14 @@ test-fuzz: deps-build
 	  $(BUILD)-fuzz/corpus tests/fuzz/corpus
 
 # The Python package against the library just built (pip install . is exercised
-# on the GPU machine; here it would compile everything a second time).
+# on the GPU machine; here it would compile everything a second time). Configured again
+# once torch is surely there, so the C++ autograd op (LNL_BUILD_TORCH_OPS=AUTO) is built
+# beside the library; LNLINEAR_EXPECT_CPP makes its absence a failure, not a skip.
 test-python: build deps-python
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DLNL_BUILD_TORCH_OPS=ON
+	cmake --build $(BUILD) -j $(JOBS)
 	LNLINEAR_LIBRARY=$(CURDIR)/$(BUILD)/liblnlinear.so PYTHONPATH=$(CURDIR)/python \
-	  $(PYTHON) -m pytest -q tests/python
+	  LNLINEAR_EXPECT_CPP=1 $(PYTHON) -m pytest -q tests/python
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz

@@ -4,6 +4,13 @@ the call path: argument checks, the custom-op dispatcher, ctypes, allocation.
 
     PYTHONPATH=python LNLINEAR_LIBRARY=build/liblnlinear.so python3 bench/python_overhead.py
     python3 bench/python_overhead.py --device cuda --iters 20000
+
+--paths A/Bs the two eager autograd paths (the C++ node of python/csrc and the Python
+autograd.Function) and PyTorch eager, in alternating batches of one process: host time
+per training forward and per forward + torch.autograd.grad, at the --shapes given:
+
+    python3 bench/python_overhead.py --paths --shapes 16,8,16 256,256,256
+    python3 bench/python_overhead.py --paths --device cuda --dtype bf16 --shapes 16,8,16 4096,768,768
 """
 
 import argparse
@@ -72,6 +79,48 @@ def stats_ab(device="cpu", M=16, K=8, N=16, iters=2000, repeats=15):
             "without_stats_us": statistics.median(runs[False])}
 
 
+DTYPES = {"f32": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16,
+          "f16": torch.float16}
+
+
+def paths_ab(device="cpu", M=16, K=8, N=16, dtype=torch.float32, iters=2000, repeats=15):
+    """Medians (us per call) of a forward with autograd recording and of a forward +
+    torch.autograd.grad over all five inputs, for the C++ node ("cpp"), the Python
+    autograd.Function ("python") and F.layer_norm + F.linear ("eager"). The three run in
+    turn inside each repeat, so drift of the machine hits all alike."""
+    import lnlinear
+    from lnlinear import _cpp
+    t, sync = operands(device, M, K, N)
+    ins = [v.to(dtype).requires_grad_() for v in t]
+    x, lnw, lnb, w, b = ins
+    dy = torch.randn(M, N, generator=torch.Generator().manual_seed(1)).to(device=device,
+                                                                          dtype=dtype)
+
+    def ours():
+        return lnlinear.layernorm_linear(x, lnw, lnb, w, b)
+
+    def eager():
+        return F.linear(F.layer_norm(x, (K,), lnw, lnb), w, b)
+
+    def fwd_grad(f):
+        return lambda: torch.autograd.grad(f(), ins, dy)
+
+    paths = ["python", "eager"] + (["cpp"] if _cpp.available() else [])
+    runs = {(p, what): [] for p in paths for what in ("forward", "forward_grad")}
+    previous = _cpp.enabled
+    try:
+        for _ in range(repeats):
+            for p in paths:
+                if p != "eager":
+                    _cpp.set_enabled(p == "cpp")
+                f = eager if p == "eager" else ours
+                runs[(p, "forward")].append(median_us(f, iters, 1, sync))
+                runs[(p, "forward_grad")].append(median_us(fwd_grad(f), iters, 1, sync))
+    finally:
+        _cpp.set_enabled(previous)
+    return {f"{p}_{what}_us": statistics.median(v) for (p, what), v in runs.items()}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
@@ -80,9 +129,24 @@ def main():
     ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
     ap.add_argument("--stats-ab", action="store_true",
                     help="time the no_grad forward's body with and without mean/rstd instead")
+    ap.add_argument("--paths", action="store_true",
+                    help="A/B the C++ and Python autograd paths and PyTorch eager instead")
+    ap.add_argument("--shapes", nargs="+", default=["16,8,16"], help="M,K,N for --paths")
+    ap.add_argument("--dtype", default="f32", choices=sorted(DTYPES), help="for --paths")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.paths:
+        from lnlinear import _cpp
+        print(f"C++ node: {'loaded from ' + _cpp.path if _cpp.available() else _cpp.reason}")
+        for shape in args.shapes:
+            M, K, N = (int(v) for v in shape.split(","))
+            r = paths_ab(args.device, M, K, N, DTYPES[args.dtype], args.iters, args.repeats)
+            for what in ("forward", "forward_grad"):
+                row = "  ".join(f"{p} {r[f'{p}_{what}_us']:8.1f}" for p in ("cpp", "python", "eager")
+                                if f"{p}_{what}_us" in r)
+                print(f"{args.device} {args.dtype} M={M} K={K} N={N} {what:12s} us/call: {row}")
+        return
     if args.stats_ab:
         r = stats_ab(args.device, iters=args.iters, repeats=args.repeats)
         print(f"{args.device} M=16 K=8 N=16 no_grad forward body: with mean/rstd "

@@ -206,9 +206,17 @@ constexpr size_t kWsCacheMax = size_t(64) << 20;
 std::mutex g_ws_mutex;
 std::map<std::pair<int, uintptr_t>, at::Tensor> g_ws_cache;
 
-int64_t workspace_cache_entries() {
+// The cache's contents as flat (device, stream, data address) triples, for the tests
+// that check which calls reuse a workspace and which must not (test_cuda_streams.py).
+std::vector<int64_t> cached_workspaces() {
     std::lock_guard<std::mutex> g(g_ws_mutex);
-    return static_cast<int64_t>(g_ws_cache.size());
+    std::vector<int64_t> out;
+    for (const auto &[key, ws] : g_ws_cache) {
+        out.push_back(key.first);
+        out.push_back(static_cast<int64_t>(key.second));
+        out.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(ws.data_ptr())));
+    }
+    return out;
 }
 
 at::Tensor workspace(const lnl_problem &p, int which, const c10::Device &dev, size_t *nbytes) {
@@ -376,7 +384,7 @@ at::Tensor layernorm_linear(const at::Tensor &x, const std::optional<at::Tensor>
 // torch.compile, export and functorch trace; this op is for plain eager calls only.
 TORCH_LIBRARY(lnlinear_cpp, m) {
     m.def("bind(int[] addresses) -> ()", &lnlinear_torch::bind);
-    m.def("workspace_cache_entries() -> int", &lnlinear_torch::workspace_cache_entries);
+    m.def("cached_workspaces() -> int[]", &lnlinear_torch::cached_workspaces);
     m.def("layernorm_linear(Tensor x, Tensor? ln_weight, Tensor? ln_bias, Tensor linear_weight, "
           "Tensor? linear_bias, float eps, bool keep_ln_out, int strategy) -> Tensor");
 }

@@ -15,7 +15,8 @@ import torch
 
 from . import _clib
 
-__all__ = ["available", "reason", "path", "layernorm_linear", "call", "enabled", "set_enabled"]
+__all__ = ["available", "reason", "path", "layernorm_linear", "call", "enabled", "set_enabled",
+           "cached_workspaces"]
 
 _FILE = "liblnlinear_torch.so"
 
@@ -62,6 +63,13 @@ def _load():
 
 def available():
     return _op is not None
+
+
+def cached_workspaces():
+    """{(device index, stream handle): workspace address} of the op's CUDA workspace
+    cache (the C++ twin of ops._ws_cache), for tests."""
+    flat = torch.ops.lnlinear_cpp.cached_workspaces() if available() else []
+    return {(flat[i], flat[i + 1]): flat[i + 2] for i in range(0, len(flat), 3)}
 
 
 def set_enabled(flag):

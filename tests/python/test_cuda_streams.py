@@ -1,18 +1,35 @@
 """CUDA calls on several streams and under CUDA graph capture: the host path keeps one
-workspace per (device, stream) (ops._workspace), so calls on different streams must
-never share one, a graph's captured calls must not use it, and every result must be
-bitwise the result of a plain call on the default stream."""
+workspace per (device, stream) (ops._workspace on the Python path, its C++ twin in
+python/csrc on the C++ one), so calls on different streams must never share one, a
+graph's captured calls must not use it, and every result must be bitwise the result of
+a plain call on the default stream. Every test runs on both eager paths."""
 
 import pytest
 import torch
 
 import lnlinear
-from lnlinear import ops
+from lnlinear import _cpp, ops
 
 from _util import make_inputs
 from conftest import DEVICES
 
 pytestmark = pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
+
+
+@pytest.fixture(params=["cpp", "python"], autouse=True)
+def path(request):
+    if request.param == "cpp" and not _cpp.available():
+        pytest.skip(f"C++ op not loaded: {_cpp.reason}")
+    previous = _cpp.set_enabled(request.param == "cpp")
+    yield request.param
+    _cpp.set_enabled(previous)
+
+
+def _ws_cache():
+    """{(device, stream): workspace address} of the active path's cache."""
+    if _cpp.enabled:
+        return _cpp.cached_workspaces()
+    return {k: v.data_ptr() for k, v in ops._ws_cache.items()}
 
 
 def _call(inputs):
@@ -36,27 +53,28 @@ def test_streams_share_no_workspace_and_agree():
         for y in per_stream:
             assert torch.equal(y, ref)
     dev = torch.cuda.current_device()
-    ws1, ws2 = ops._ws_cache[(dev, s1.cuda_stream)], ops._ws_cache[(dev, s2.cuda_stream)]
-    assert ws1.data_ptr() != ws2.data_ptr(), "each stream keeps its own workspace"
+    cache = _ws_cache()
+    assert cache[(dev, s1.cuda_stream)] != cache[(dev, s2.cuda_stream)], \
+        "each stream keeps its own workspace"
 
 
 def test_workspace_reused_on_one_stream():
     inputs, _ = make_inputs((32,), 128, 64, torch.float32, "cuda")
     _call(inputs)
     key = (torch.cuda.current_device(), torch.cuda.current_stream().cuda_stream)
-    first = ops._ws_cache[key].data_ptr()
+    first = _ws_cache()[key]
     _call(inputs)
-    assert ops._ws_cache[key].data_ptr() == first
+    assert _ws_cache()[key] == first
 
 
 def test_large_workspace_is_not_kept():
     # M x K float32 activations: above the cache's cap, so allocated per call
     inputs, _ = make_inputs((8192,), 2560, 64, torch.float32, "cuda")
-    before = {k: v.data_ptr() for k, v in ops._ws_cache.items()}
+    before = _ws_cache()
     y = lnlinear.layernorm_linear(*inputs, strategy="unfused")
     torch.cuda.synchronize()
     assert y.shape == (8192, 64)
-    assert {k: v.data_ptr() for k, v in ops._ws_cache.items()} == before
+    assert _ws_cache() == before
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
@@ -71,11 +89,11 @@ def test_cuda_graph_capture_and_replay(dtype):
         _call(args)
     torch.cuda.current_stream().wait_stream(s)
     g = torch.cuda.CUDAGraph()
-    cached_before = {k: v.data_ptr() for k, v in ops._ws_cache.items()}
+    cached_before = _ws_cache()
     with torch.cuda.graph(g):
         static_y = _call(args)
     # capture took no cached workspace and added none
-    assert {k: v.data_ptr() for k, v in ops._ws_cache.items()} == cached_before
+    assert _ws_cache() == cached_before
     g.replay()
     torch.cuda.synchronize()
     assert torch.equal(static_y, ref)

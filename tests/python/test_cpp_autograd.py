@@ -1,0 +1,355 @@
+"""The C++ autograd node (python/csrc/lnlinear_torch.cpp) against the Python one
+(ops.LayerNormLinearFunction): one library, the same data, so y and every gradient must
+be bitwise equal; and both against the float64 reference.
+
+Skipped when the extension was not built (no torch at configure time), except under
+LNLINEAR_EXPECT_CPP=1 (make test sets it), where a missing extension fails.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import lnlinear
+from lnlinear import _cpp, ops
+from _util import NAMES, assert_close_to_ref, make_inputs, run, torch_forward
+from conftest import DEVICE_DTYPES, DEVICES, dtype_id
+
+if not _cpp.available():
+    if os.environ.get("LNLINEAR_EXPECT_CPP", "") not in ("", "0"):
+        raise RuntimeError(f"LNLINEAR_EXPECT_CPP is set but the C++ op is not loaded: "
+                           f"{_cpp.reason}")
+    pytest.skip(f"C++ op not loaded: {_cpp.reason}", allow_module_level=True)
+
+CPP_NODE = "torch::autograd::CppNode<lnlinear_torch::LayerNormLinearFn>"
+PY_NODE = "LayerNormLinearFunctionBackward"
+
+
+class _Path:
+    """with _Path(cpp): plain eager calls take the C++ node (True) or the Python one."""
+
+    def __init__(self, cpp):
+        self.cpp = cpp
+
+    def __enter__(self):
+        self.previous = _cpp.set_enabled(self.cpp)
+
+    def __exit__(self, *exc):
+        _cpp.set_enabled(self.previous)
+
+
+def _both(fn):
+    """fn() on the C++ path, then on the Python path."""
+    outs = []
+    for cpp in (True, False):
+        with _Path(cpp):
+            outs.append(fn())
+    return outs
+
+
+def _node(y):
+    """The name of the node that made y (under the view of a 3-D or higher result)."""
+    return (y.grad_fn if y.dim() == 2 else y.grad_fn.next_functions[0][0]).name()
+
+
+def _assert_bitwise(a, b, what):
+    assert a.keys() == b.keys(), what
+    for k in a:
+        assert a[k].dtype == b[k].dtype and a[k].shape == b[k].shape, f"{what}: {k}"
+        assert torch.equal(a[k], b[k]), f"{what}: {k} differs between the C++ and Python paths"
+
+
+def _run(inputs, dy, mask, **kw):
+    y, grads, _ = run(lambda *a: lnlinear.layernorm_linear(*a, **kw), inputs, dy, mask)
+    return dict(grads, y=y)
+
+
+def test_cpp_path_is_taken():
+    inputs, dy = make_inputs((4,), 8, 3, torch.float32, "cpu")
+    leaves = [t.detach().requires_grad_() for t in inputs]
+    assert ops.cpp_autograd_available()
+    names = _both(lambda: lnlinear.layernorm_linear(*leaves).grad_fn.name())
+    assert names == [CPP_NODE, PY_NODE]
+
+
+@pytest.mark.parametrize("device,dtype", DEVICE_DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("recompute", [True, False])
+@pytest.mark.parametrize("affine", ["all", "no_ln_bias", "no_ln_affine", "no_linear_bias"])
+@pytest.mark.parametrize("lead", [(33,), (3, 5)], ids=["2d", "3d"])
+def test_bitwise_equal_to_python_path(device, dtype, recompute, affine, lead):
+    inputs, dy = make_inputs(lead, 40, 24, dtype, device, ln_affine=affine != "no_ln_affine",
+                             ln_bias=affine != "no_ln_bias",
+                             linear_bias=affine != "no_linear_bias")
+    cpp, py = _both(lambda: _run(inputs, dy, [True] * 5, recompute=recompute))
+    _assert_bitwise(cpp, py, f"{device} {dtype} recompute={recompute} {affine} {lead}")
+    with _Path(True):
+        x = inputs[0].detach().requires_grad_()
+        assert _node(lnlinear.layernorm_linear(x, *inputs[1:])) == CPP_NODE
+    assert set(cpp) == {"y"} | {n for n, t in zip(NAMES, inputs) if t is not None}
+    # and both against the float64 reference, as test_numerics judges the library
+    ref_y, ref_g, _ = run(torch_forward, inputs, dy, [True] * 5, upcast=True)
+    own_y, own_g, _ = run(torch_forward, inputs, dy, [True] * 5)
+    assert_close_to_ref(cpp["y"], own_y, ref_y, dtype, "y")
+    for name in ref_g:
+        assert_close_to_ref(cpp[name], own_g[name], ref_g[name], dtype, name)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("strategy", ["auto", "fused", "unfused", "reference"])
+def test_eps_and_strategy_reach_the_library(device, strategy):
+    if device == "cuda" and strategy == "reference":
+        pytest.skip("REFERENCE is CPU-only")
+    inputs, dy = make_inputs((19,), 24, 12, torch.float32, device, offset=0.0)
+    x = inputs[0]
+    inputs[0] = x * 0.01  # a variance near eps: a wrong eps shows in every output
+    eps = 1e-3
+    cpp, py = _both(lambda: _run(inputs, dy, [True] * 5, eps=eps, strategy=strategy))
+    _assert_bitwise(cpp, py, f"{strategy} eps={eps}")
+    ref_y, ref_g, _ = run(lambda *a: torch_forward(*a, eps=eps), inputs, dy, [True] * 5,
+                          upcast=True)
+    own_y, own_g, _ = run(lambda *a: torch_forward(*a, eps=eps), inputs, dy, [True] * 5)
+    assert_close_to_ref(cpp["y"], own_y, ref_y, torch.float32, "y")
+    for name in ref_g:
+        assert_close_to_ref(cpp[name], own_g[name], ref_g[name], torch.float32, name)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("mask", [[True, False, False, False, False],
+                                  [False, True, True, True, True],
+                                  [False, False, False, True, False],
+                                  [False] * 5], ids=["only_x", "only_params", "only_w", "none"])
+def test_partial_requires_grad(device, mask):
+    dtype = torch.float32
+    inputs, dy = make_inputs((17,), 24, 10, dtype, device)
+    cpp, py = _both(lambda: _run(inputs, dy, mask))
+    _assert_bitwise(cpp, py, f"mask {mask}")
+    assert set(cpp) == {"y"} | {n for n, m in zip(NAMES, mask) if m}
+    if not any(mask):
+        leaves = [t.detach() for t in inputs]
+        assert lnlinear.layernorm_linear(*leaves).grad_fn is None
+
+
+def test_only_x_computes_only_dx():
+    # A gradient not asked for must not be computed: with only x requiring grad the
+    # parameter leaves stay without .grad, and dx equals the all-gradients run's dx.
+    inputs, dy = make_inputs((9,), 12, 5, torch.float64, "cpu")
+    leaves = [t.detach() for t in inputs]
+    x = leaves[0].requires_grad_()
+    lnlinear.layernorm_linear(*leaves).backward(dy)
+    assert all(t.grad is None for t in leaves[1:])
+    full = _run(inputs, dy, [True] * 5)
+    assert torch.equal(x.grad, full["x"])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_non_contiguous_x_and_weight(device):
+    inputs, dy = make_inputs((20,), 16, 12, torch.float32, device)
+    x = torch.cat([inputs[0], inputs[0]], dim=1)[:, ::2]  # every other column: strided
+    w = inputs[3].t().contiguous().t()  # a transposed view of [K, N] storage
+    assert not x.is_contiguous() and not w.is_contiguous()
+    inputs = [x, inputs[1], inputs[2], w, inputs[4]]
+    cpp, py = _both(lambda: _run(inputs, dy, [True] * 5))
+    _assert_bitwise(cpp, py, "non-contiguous")
+    assert cpp["x"].shape == x.shape
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_backward_accumulates_into_grad(device):
+    inputs, dy = make_inputs((2, 7), 16, 8, torch.float32, device)
+
+    def twice():
+        leaves = [t.detach().requires_grad_() for t in inputs]
+        y = lnlinear.layernorm_linear(*leaves, recompute=False)
+        y.backward(dy, retain_graph=True)
+        once = [t.grad.clone() for t in leaves]
+        y.backward(dy)
+        return dict(zip(NAMES, once)), {n: t.grad for n, t in zip(NAMES, leaves)}
+
+    (c_once, c_twice), (p_once, p_twice) = _both(twice)
+    _assert_bitwise(c_once, p_once, "first backward")
+    _assert_bitwise(c_twice, p_twice, "accumulated")
+    for n in NAMES:
+        assert torch.equal(c_twice[n], c_once[n] + c_once[n])
+
+
+def test_retain_graph_gives_the_same_gradients():
+    inputs, dy = make_inputs((11,), 9, 6, torch.float64, "cpu")
+    leaves = [t.detach().requires_grad_() for t in inputs]
+    y = lnlinear.layernorm_linear(*leaves)
+    assert y.grad_fn.name() == CPP_NODE
+    g1 = torch.autograd.grad(y, leaves, dy, retain_graph=True)
+    g2 = torch.autograd.grad(y, leaves, dy)
+    for a, b in zip(g1, g2):
+        assert torch.equal(a, b)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        torch.autograd.grad(y, leaves, dy)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("mode", [torch.no_grad, torch.inference_mode])
+@pytest.mark.parametrize("recompute", [True, False])
+def test_no_grad_forward(device, mode, recompute):
+    inputs, _ = make_inputs((3, 6), 16, 8, torch.float32, device)
+    leaves = [t.detach().requires_grad_() for t in inputs]
+
+    def fwd():
+        with mode():
+            return lnlinear.layernorm_linear(*leaves, recompute=recompute)
+
+    cpp, py = _both(fwd)
+    assert cpp.grad_fn is None and not cpp.requires_grad
+    assert torch.equal(cpp, py)
+    torch.testing.assert_close(cpp, torch_forward(*inputs))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("lead", [(0,), (3, 0)])
+def test_empty_batch(device, lead):
+    inputs, _ = make_inputs((1,), 6, 4, torch.float32, device)
+
+    def fwd_bwd():
+        leaves = [t.detach().requires_grad_() for t in inputs]
+        x = torch.empty(*lead, 6, device=device, requires_grad=True)
+        y = lnlinear.layernorm_linear(x, *leaves[1:])
+        y.sum().backward()
+        return y, x.grad, [t.grad for t in leaves[1:]], _node(y)
+
+    (y, dx, grads, name), (py_y, py_dx, py_grads, _) = _both(fwd_bwd)
+    assert name == CPP_NODE
+    assert y.shape == py_y.shape == (*lead, 4) and dx.shape == py_dx.shape == (*lead, 6)
+    for g, p, t in zip(grads, py_grads, inputs[1:]):
+        assert g.shape == t.shape and not g.any() and torch.equal(g, p)
+
+
+def test_saves_what_the_python_path_saves():
+    inputs, _ = make_inputs((64,), 128, 8, torch.float32, "cpu")
+    leaves = [t.detach().requires_grad_() for t in inputs]
+
+    def saved(recompute):
+        packed = []
+
+        def pack(t):
+            packed.append((tuple(t.shape), t.dtype))
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            lnlinear.layernorm_linear(*leaves, recompute=recompute)
+        return sorted(packed, key=str)
+
+    for recompute in (True, False):
+        cpp, py = _both(lambda: saved(recompute))
+        assert cpp == py, f"recompute={recompute}"
+    # ln_out [64, 128] kept only with recompute=False
+    assert saved(False).count(((64, 128), torch.float32)) == 2
+    assert saved(True).count(((64, 128), torch.float32)) == 1
+
+
+def test_gradcheck_float64():
+    inputs, _ = make_inputs((2, 3), 5, 4, torch.float64, "cpu")
+    leaves = tuple(t.detach().requires_grad_() for t in inputs)
+    assert _node(lnlinear.layernorm_linear(*leaves)) == CPP_NODE
+    for recompute in (True, False):
+        assert torch.autograd.gradcheck(
+            lambda *a: lnlinear.layernorm_linear(*a, recompute=recompute), leaves,
+            eps=1e-6, atol=1e-8, rtol=1e-6)
+
+
+def _misaligned(shape, dtype=torch.float32):
+    """A contiguous CPU tensor one byte off its element alignment: Python's checks pass
+    it (they do not look at addresses), the library refuses it (INVALID_ARGUMENT)."""
+    n = 1
+    for s in shape:
+        n *= s
+    size = torch.empty((), dtype=dtype).element_size()
+    t = torch.frombuffer(bytearray(size * n + 1), dtype=dtype, offset=1, count=n).view(*shape)
+    t.copy_(torch.randn(*shape, dtype=dtype))
+    return t
+
+
+def test_forward_error_carries_the_library_message():
+    inputs, _ = make_inputs((5,), 8, 4, torch.float32, "cpu")
+    inputs[0] = _misaligned((5, 8))
+    errors = []
+    for cpp in (True, False):
+        with _Path(cpp), pytest.raises(lnlinear.LnlInvalidArgument) as info:
+            lnlinear.layernorm_linear(*[t.detach().requires_grad_() for t in inputs])
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+    assert errors[0].startswith("lnl_forward failed (invalid argument): lnl_forward: x is not "
+                                "aligned")
+    # the no-grad call (y alone) fails the same way
+    with torch.no_grad(), pytest.raises(lnlinear.LnlInvalidArgument, match="x is not aligned"):
+        lnlinear.layernorm_linear(*inputs)
+
+
+def test_backward_error_carries_the_library_message():
+    # dy one byte off alignment: the forward succeeds, lnl_backward refuses dy in the
+    # autograd engine. The C++ node raises torch's ValueError with the Python path's text.
+    inputs, _ = make_inputs((5,), 8, 4, torch.float32, "cpu")
+    dy = _misaligned((5, 4))
+    errors = []
+    for cpp in (True, False):
+        leaves = [t.detach().requires_grad_() for t in inputs]
+        with _Path(cpp):
+            y = lnlinear.layernorm_linear(*leaves)
+        with pytest.raises(ValueError) as info:
+            torch.autograd.grad(y, leaves, dy)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+    assert errors[0].startswith("lnl_backward failed (invalid argument): lnl_backward: dy is not "
+                                "aligned")
+
+
+@pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
+def test_unsupported_strategy_on_cuda_reports_cleanly():
+    # REFERENCE is CPU-only: Python's checks let it through, lnl_forward says UNSUPPORTED.
+    inputs, _ = make_inputs((4,), 10, 6, torch.bfloat16, "cuda")
+    errors = []
+    for cpp in (True, False):
+        with _Path(cpp), pytest.raises(lnlinear.LnlUnsupported) as info:
+            lnlinear.layernorm_linear(*[t.detach().requires_grad_() for t in inputs],
+                                      strategy="reference")
+        errors.append(str(info.value))
+    assert errors[0] == errors[1] and "unsupported" in errors[0]
+
+
+@pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
+def test_cuda_side_stream_matches_python_path():
+    # The node takes the current stream itself (c10's device-guard registry).
+    inputs, dy = make_inputs((64,), 256, 96, torch.bfloat16, "cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+
+    def on_stream():
+        with torch.cuda.stream(s):
+            out = _run(inputs, dy, [True] * 5)
+        torch.cuda.synchronize()
+        return out
+
+    cpp, py = _both(on_stream)
+    _assert_bitwise(cpp, py, "side stream")
+    assert any(k[1] == s.cuda_stream for k in _cpp.cached_workspaces())
+
+
+@pytest.mark.skipif("cuda" not in DEVICES or torch.cuda.device_count() < 2,
+                    reason="needs two GPUs under test")
+def test_cuda_other_device_matches_python_path():
+    inputs, dy = make_inputs((32,), 64, 48, torch.float32, "cuda:1")
+    assert torch.cuda.current_device() == 0
+    cpp, py = _both(lambda: _run(inputs, dy, [True] * 5))
+    _assert_bitwise(cpp, py, "cuda:1")
+    assert torch.cuda.current_device() == 0
+
+
+def test_no_cpp_env_forces_the_python_path():
+    env = dict(os.environ, LNLINEAR_NO_CPP="1")
+    code = ("import torch, lnlinear; from lnlinear import ops, _cpp; "
+            "x = torch.randn(3, 4, requires_grad=True); w = torch.randn(2, 4); "
+            "print(ops.cpp_autograd_available(), _cpp.reason, "
+            "lnlinear.layernorm_linear(x, None, None, w).grad_fn.name(), sep='|')")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == f"False|LNLINEAR_NO_CPP is set|{PY_NODE}"
