@@ -353,3 +353,23 @@ def test_no_cpp_env_forces_the_python_path():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == f"False|LNLINEAR_NO_CPP is set|{PY_NODE}"
+
+
+def test_unloadable_extension_falls_back_with_a_warning(tmp_path):
+    # An extension that cannot load (here not an ELF file; in practice one built against
+    # another torch) must leave the package working on the Python path, and say why.
+    from lnlinear import _clib
+    lib = tmp_path / "liblnlinear.so"
+    lib.write_bytes(open(_clib.library_path, "rb").read())
+    (tmp_path / "liblnlinear_torch.so").write_bytes(b"not a shared library")
+    env = dict(os.environ, LNLINEAR_LIBRARY=str(lib))
+    env.pop("LNLINEAR_TORCH_OPS", None)
+    env.pop("LNLINEAR_NO_CPP", None)
+    code = ("import warnings; warnings.simplefilter('always'); import torch, lnlinear; "
+            "from lnlinear import ops; x = torch.randn(3, 4, requires_grad=True); "
+            "print(ops.cpp_autograd_available(), "
+            "lnlinear.layernorm_linear(x, None, None, torch.randn(2, 4)).grad_fn.name(), sep='|')")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       check=True)
+    assert r.stdout.strip() == f"False|{PY_NODE}"
+    assert "using the Python autograd path" in r.stderr
