@@ -83,11 +83,14 @@ DTYPES = {"f32": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16,
           "f16": torch.float16}
 
 
+WHATS = ("forward_no_grad", "forward", "forward_grad")
+
+
 def paths_ab(device="cpu", M=16, K=8, N=16, dtype=torch.float32, iters=2000, repeats=15):
-    """Medians (us per call) of a forward with autograd recording and of a forward +
-    torch.autograd.grad over all five inputs, for the C++ node ("cpp"), the Python
-    autograd.Function ("python") and F.layer_norm + F.linear ("eager"). The three run in
-    turn inside each repeat, so drift of the machine hits all alike."""
+    """Medians (us per call) of a forward under no_grad, a forward recording autograd,
+    and a forward + torch.autograd.grad over all five inputs, for the C++ node ("cpp"),
+    the Python autograd.Function ("python") and F.layer_norm + F.linear ("eager"). The
+    three run in turn inside each repeat, so drift of the machine hits all alike."""
     import lnlinear
     from lnlinear import _cpp
     t, sync = operands(device, M, K, N)
@@ -105,8 +108,14 @@ def paths_ab(device="cpu", M=16, K=8, N=16, dtype=torch.float32, iters=2000, rep
     def fwd_grad(f):
         return lambda: torch.autograd.grad(f(), ins, dy)
 
+    def no_grad(f):
+        def g():
+            with torch.no_grad():
+                return f()
+        return g
+
     paths = ["python", "eager"] + (["cpp"] if _cpp.available() else [])
-    runs = {(p, what): [] for p in paths for what in ("forward", "forward_grad")}
+    runs = {(p, what): [] for p in paths for what in WHATS}
     previous = _cpp.enabled
     try:
         for _ in range(repeats):
@@ -114,6 +123,7 @@ def paths_ab(device="cpu", M=16, K=8, N=16, dtype=torch.float32, iters=2000, rep
                 if p != "eager":
                     _cpp.set_enabled(p == "cpp")
                 f = eager if p == "eager" else ours
+                runs[(p, "forward_no_grad")].append(median_us(no_grad(f), iters, 1, sync))
                 runs[(p, "forward")].append(median_us(f, iters, 1, sync))
                 runs[(p, "forward_grad")].append(median_us(fwd_grad(f), iters, 1, sync))
     finally:
@@ -142,10 +152,10 @@ def main():
         for shape in args.shapes:
             M, K, N = (int(v) for v in shape.split(","))
             r = paths_ab(args.device, M, K, N, DTYPES[args.dtype], args.iters, args.repeats)
-            for what in ("forward", "forward_grad"):
+            for what in WHATS:
                 row = "  ".join(f"{p} {r[f'{p}_{what}_us']:8.1f}" for p in ("cpp", "python", "eager")
                                 if f"{p}_{what}_us" in r)
-                print(f"{args.device} {args.dtype} M={M} K={K} N={N} {what:12s} us/call: {row}")
+                print(f"{args.device} {args.dtype} M={M} K={K} N={N} {what:15s} us/call: {row}")
         return
     if args.stats_ab:
         r = stats_ab(args.device, iters=args.iters, repeats=args.repeats)

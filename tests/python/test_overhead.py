@@ -35,3 +35,12 @@ def test_python_overhead_stats_ab(device):
     print(f"\nno_grad forward body {device}: with mean/rstd {r['with_stats_us']:.1f} us, "
           f"without {r['without_stats_us']:.1f} us")
     assert r["with_stats_us"] > 0 and r["without_stats_us"] > 0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_python_overhead_paths_ab(device):
+    # The C++/Python/eager A/B (--paths) runs every path; a broken one would raise.
+    r = python_overhead.paths_ab(device, iters=20, repeats=2)
+    print("\n" + ", ".join(f"{k} {v:.1f}" for k, v in sorted(r.items())))
+    assert all(v > 0 for v in r.values())
+    assert {k.split("_")[0] for k in r} >= {"python", "eager"}
