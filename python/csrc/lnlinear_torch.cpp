@@ -66,7 +66,8 @@ const Lib &lib() {
 void bind(std::vector<int64_t> addresses) {
     TORCH_CHECK_VALUE(addresses.size() == 6, "lnlinear_cpp::bind takes 6 addresses, got ",
                       addresses.size());
-    for (int64_t a : addresses) TORCH_CHECK_VALUE(a != 0, "lnlinear_cpp::bind: a NULL address");
+    for (int64_t a : addresses)
+        TORCH_CHECK_VALUE(a != 0, "lnlinear_cpp::bind: a NULL address");
     auto *l = new Lib;
     auto fn = [&](int i, auto &slot) {
         slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(
@@ -92,10 +93,14 @@ void bind(std::vector<int64_t> addresses) {
     std::string text = std::string(what) + " failed (" + l.status_string(status) + ")";
     if (msg && *msg) text += std::string(": ") + msg;
     switch (status) {
-    case LNL_STATUS_INVALID_ARGUMENT: TORCH_CHECK_VALUE(false, text);
-    case LNL_STATUS_UNSUPPORTED: TORCH_CHECK_NOT_IMPLEMENTED(false, text);
-    case LNL_STATUS_OUT_OF_MEMORY: TORCH_CHECK_WITH(OutOfMemoryError, false, text);
-    default: TORCH_CHECK(false, text);
+    case LNL_STATUS_INVALID_ARGUMENT:
+        TORCH_CHECK_VALUE(false, text);
+    case LNL_STATUS_UNSUPPORTED:
+        TORCH_CHECK_NOT_IMPLEMENTED(false, text);
+    case LNL_STATUS_OUT_OF_MEMORY:
+        TORCH_CHECK_WITH(OutOfMemoryError, false, text);
+    default:
+        TORCH_CHECK(false, text);
     }
 }
 
@@ -103,11 +108,16 @@ void bind(std::vector<int64_t> addresses) {
 
 lnl_dtype lnl_dtype_of(at::ScalarType t) {
     switch (t) {
-    case at::kFloat: return LNL_DTYPE_F32;
-    case at::kDouble: return LNL_DTYPE_F64;
-    case at::kBFloat16: return LNL_DTYPE_BF16;
-    case at::kHalf: return LNL_DTYPE_F16;
-    default: TORCH_CHECK_VALUE(false, "lnlinear_cpp: unsupported dtype ", t);
+    case at::kFloat:
+        return LNL_DTYPE_F32;
+    case at::kDouble:
+        return LNL_DTYPE_F64;
+    case at::kBFloat16:
+        return LNL_DTYPE_BF16;
+    case at::kHalf:
+        return LNL_DTYPE_F16;
+    default:
+        TORCH_CHECK_VALUE(false, "lnlinear_cpp: unsupported dtype ", t);
     }
 }
 
@@ -147,20 +157,20 @@ struct ProblemKey {
 struct ProblemHash {
     size_t operator()(const ProblemKey &k) const {
         size_t h = std::hash<int64_t>()(k.p.rows);
-        for (int64_t v : {k.p.in_features, k.p.out_features, int64_t(k.p.dtype),
-                          int64_t(k.p.strategy), int64_t(k.p.threads),
-                          int64_t(reinterpret_cast<uintptr_t>(k.p.stream))})
+        for (int64_t v :
+             {k.p.in_features, k.p.out_features, int64_t(k.p.dtype), int64_t(k.p.strategy),
+              int64_t(k.p.threads), int64_t(reinterpret_cast<uintptr_t>(k.p.stream))})
             h = h * 1000003u ^ std::hash<int64_t>()(v);
         return h ^ std::hash<double>()(k.p.eps);
     }
 };
 
 std::mutex g_sizes_mutex;
-std::unordered_map<ProblemKey, size_t, ProblemHash> g_sizes[2];  // forward, backward
+std::unordered_map<ProblemKey, size_t, ProblemHash> g_sizes[2]; // forward, backward
 
 size_t workspace_bytes(const lnl_problem &p, int which) {
     ProblemKey key;
-    std::memset(&key.p, 0, sizeof key.p);  // padding bytes compare equal
+    std::memset(&key.p, 0, sizeof key.p); // padding bytes compare equal
     key.p.rows = p.rows;
     key.p.in_features = p.in_features;
     key.p.out_features = p.out_features;
@@ -188,12 +198,12 @@ size_t workspace_bytes(const lnl_problem &p, int which) {
 // library is linked). When the driver cannot be asked, the answer is "capturing", so
 // the caller takes the uncached way, which is always safe.
 bool stream_capturing(void *stream) {
-    using is_capturing_fn = int (*)(void *, int *);  // cuStreamIsCapturing(CUstream, status*)
+    using is_capturing_fn = int (*)(void *, int *); // cuStreamIsCapturing(CUstream, status*)
     static const is_capturing_fn fn = []() -> is_capturing_fn {
         void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
         return h ? reinterpret_cast<is_capturing_fn>(dlsym(h, "cuStreamIsCapturing")) : nullptr;
     }();
-    int status = 0;  // CU_STREAM_CAPTURE_STATUS_NONE
+    int status = 0; // CU_STREAM_CAPTURE_STATUS_NONE
     if (!fn || fn(stream, &status) != 0) return true;
     return status != 0;
 }
@@ -230,17 +240,23 @@ at::Tensor workspace(const lnl_problem &p, int which, const c10::Device &dev, si
     std::lock_guard<std::mutex> g(g_ws_mutex);
     at::Tensor &ws = g_ws_cache[key];
     if (!ws.defined() || ws.numel() < n) ws = at::empty({n}, opts);
-    return ws;  // a reference held for the call: a later replacement cannot free it early
+    return ws; // a reference held for the call: a later replacement cannot free it early
 }
 
-void *ptr(const at::Tensor &t) { return t.defined() ? t.data_ptr() : nullptr; }
+void *ptr(const at::Tensor &t) {
+    return t.defined() ? t.data_ptr() : nullptr;
+}
 at::Tensor contig(const std::optional<at::Tensor> &t) {
     return t.has_value() && t->defined() ? t->contiguous() : at::Tensor();
 }
-at::Tensor contig(const at::Tensor &t) { return t.defined() ? t.contiguous() : at::Tensor(); }
+at::Tensor contig(const at::Tensor &t) {
+    return t.defined() ? t.contiguous() : at::Tensor();
+}
 
 // mean/rstd in the accumulation type, as F.layer_norm returns them.
-at::ScalarType acc_type(at::ScalarType t) { return t == at::kDouble ? at::kDouble : at::kFloat; }
+at::ScalarType acc_type(at::ScalarType t) {
+    return t == at::kDouble ? at::kDouble : at::kFloat;
+}
 
 // ---- forward and backward bodies ----
 
@@ -275,15 +291,15 @@ ForwardOut forward_body(const at::Tensor &x_in, const std::optional<at::Tensor> 
     lnl_problem p = problem_of(x, N, eps, strategy);
     size_t ws_bytes = 0;
     at::Tensor ws = workspace(p, 0, dev, &ws_bytes);
-    lnl_status st = lib().forward(&p, x.data_ptr(), ptr(lnw), ptr(lnb), w.data_ptr(), ptr(b),
-                                  o.y.data_ptr(), ptr(o.mean), ptr(o.rstd), ptr(o.ln_out),
-                                  ptr(ws), ws_bytes);
+    lnl_status st =
+        lib().forward(&p, x.data_ptr(), ptr(lnw), ptr(lnb), w.data_ptr(), ptr(b), o.y.data_ptr(),
+                      ptr(o.mean), ptr(o.rstd), ptr(o.ln_out), ptr(ws), ws_bytes);
     if (st != LNL_STATUS_SUCCESS) raise_status(st, "lnl_forward");
     return o;
 }
 
 class LayerNormLinearFn : public torch::autograd::Function<LayerNormLinearFn> {
-public:
+  public:
     static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x,
                               const std::optional<at::Tensor> &ln_weight,
                               const std::optional<at::Tensor> &ln_bias,
@@ -294,9 +310,8 @@ public:
                                     keep_ln_out, strategy, /*stats=*/true);
         // What LayerNormLinearFunction saves: x, the parameters, mean, rstd, and ln_out
         // only when kept (undefined tensors save as undefined).
-        ctx->save_for_backward({x, ln_weight.value_or(at::Tensor()),
-                                ln_bias.value_or(at::Tensor()), linear_weight, o.mean, o.rstd,
-                                o.ln_out});
+        ctx->save_for_backward({x, ln_weight.value_or(at::Tensor()), ln_bias.value_or(at::Tensor()),
+                                linear_weight, o.mean, o.rstd, o.ln_out});
         ctx->saved_data["eps"] = eps;
         ctx->saved_data["strategy"] = strategy;
         ctx->saved_data["has_linear_bias"] = linear_bias.has_value() && linear_bias->defined();
@@ -318,7 +333,7 @@ public:
             edge += present[i];
             any = any || need[i];
         }
-        variable_list out(8);  // one per forward argument; undefined = no gradient
+        variable_list out(8); // one per forward argument; undefined = no gradient
         if (!any) return out;
 
         const at::Tensor dy = grads[0].contiguous();
@@ -332,8 +347,8 @@ public:
             std::vector<int64_t> shape{shapes[i][0]};
             if (shapes[i][1] >= 0) shape.push_back(shapes[i][1]);
             // An empty batch: nothing flowed in, the parameter gradients are zero.
-            out[i] = (M == 0 && i > 0) ? at::zeros(shape, xc.options())
-                                       : at::empty(shape, xc.options());
+            out[i] =
+                (M == 0 && i > 0) ? at::zeros(shape, xc.options()) : at::empty(shape, xc.options());
         }
         if (M == 0) return out;
         const c10::Device dev = xc.device();
@@ -343,10 +358,10 @@ public:
                                    ctx->saved_data["strategy"].toInt());
         size_t ws_bytes = 0;
         at::Tensor ws = workspace(p, 1, dev, &ws_bytes);
-        lnl_status st = lib().backward(&p, dy.data_ptr(), xc.data_ptr(), ptr(lnwc), ptr(lnbc),
-                                       wc.data_ptr(), ptr(meanc), ptr(rstdc), ptr(ln_outc),
-                                       ptr(out[0]), ptr(out[1]), ptr(out[2]), ptr(out[3]),
-                                       ptr(out[4]), ptr(ws), ws_bytes);
+        lnl_status st =
+            lib().backward(&p, dy.data_ptr(), xc.data_ptr(), ptr(lnwc), ptr(lnbc), wc.data_ptr(),
+                           ptr(meanc), ptr(rstdc), ptr(ln_outc), ptr(out[0]), ptr(out[1]),
+                           ptr(out[2]), ptr(out[3]), ptr(out[4]), ptr(ws), ws_bytes);
         if (st != LNL_STATUS_SUCCESS) raise_status(st, "lnl_backward");
         return out;
     }
@@ -378,7 +393,7 @@ at::Tensor layernorm_linear(const at::Tensor &x, const std::optional<at::Tensor>
         .y;
 }
 
-}  // namespace lnlinear_torch
+} // namespace lnlinear_torch
 
 // A namespace of its own: torch.ops.lnlinear holds the Python custom ops that
 // torch.compile, export and functorch trace; this op is for plain eager calls only.

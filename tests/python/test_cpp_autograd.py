@@ -224,6 +224,23 @@ def test_empty_batch(device, lead):
         assert g.shape == t.shape and not g.any() and torch.equal(g, p)
 
 
+def test_checkpoint_recomputes_through_the_node():
+    # torch.utils.checkpoint (non-reentrant) drops the saved tensors through saved-tensor
+    # hooks and reruns the forward in the backward: the C++ node must serve both.
+    from torch.utils.checkpoint import checkpoint
+    inputs, dy = make_inputs((12,), 16, 8, torch.float32, "cpu")
+
+    def checkpointed():
+        leaves = [t.detach().requires_grad_() for t in inputs]
+        y = checkpoint(lnlinear.layernorm_linear, *leaves, use_reentrant=False)
+        return dict(zip(("y",) + NAMES, (y.detach(),) + torch.autograd.grad(y, leaves, dy)))
+
+    ck_cpp, ck_py = _both(checkpointed)
+    plain = _both(lambda: _run(inputs, dy, [True] * 5))[0]
+    _assert_bitwise(ck_cpp, ck_py, "checkpointed")
+    _assert_bitwise(ck_cpp, plain, "checkpointed against plain")
+
+
 def test_saves_what_the_python_path_saves():
     inputs, _ = make_inputs((64,), 128, 8, torch.float32, "cpu")
     leaves = [t.detach().requires_grad_() for t in inputs]
