@@ -390,3 +390,25 @@ def test_unloadable_extension_falls_back_with_a_warning(tmp_path):
                        check=True)
     assert r.stdout.strip() == f"False|{PY_NODE}"
     assert "using the Python autograd path" in r.stderr
+
+
+def test_concurrent_threads_agree():
+    # Forward and backward from several Python threads at once (the op releases the GIL;
+    # its caches are shared under locks): every thread's results equal one thread's.
+    import threading
+    inputs, dy = make_inputs((24,), 32, 16, torch.float32, "cpu")
+    ref = _run(inputs, dy, [True] * 5)
+    bad = []
+
+    def work():
+        for _ in range(20):
+            out = _run(inputs, dy, [True] * 5)
+            if any(not torch.equal(out[k], ref[k]) for k in ref):
+                bad.append(out)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad
