@@ -116,7 +116,7 @@ def paths_ab(device="cpu", M=16, K=8, N=16, dtype=torch.float32, iters=2000, rep
 
     paths = ["python", "eager"] + (["cpp"] if _cpp.available() else [])
     runs = {(p, what): [] for p in paths for what in WHATS}
-    previous = _cpp.enabled
+    previous = _cpp.serves
     try:
         for _ in range(repeats):
             for p in paths:
@@ -127,7 +127,7 @@ def paths_ab(device="cpu", M=16, K=8, N=16, dtype=torch.float32, iters=2000, rep
                 runs[(p, "forward")].append(median_us(f, iters, 1, sync))
                 runs[(p, "forward_grad")].append(median_us(fwd_grad(f), iters, 1, sync))
     finally:
-        _cpp.set_enabled(previous)
+        _cpp.set_devices(previous)
     return {f"{p}_{what}_us": statistics.median(v) for (p, what), v in runs.items()}
 
 

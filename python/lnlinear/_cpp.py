@@ -5,6 +5,12 @@ Where it is looked for: LNLINEAR_TORCH_OPS (a path; failing to load it is an err
 else liblnlinear_torch.so next to the loaded library (the package directory, or the
 build directory LNLINEAR_LIBRARY points into; failing to load it is a warning and the
 Python path serves). LNLINEAR_NO_CPP=1 never loads it (for A/B runs).
+
+Which tensors take it: CPU tensors, and CUDA tensors only with LNLINEAR_CPP_CUDA=1. The node
+was written in a session without a GPU (2026-12-01, session 12); its CUDA side (the
+current stream, the device guard, the workspace cache, the capture test through the
+driver) has compiled but not yet run, and CUDA calls stay on the Python path, the one
+tests/gpu/run.sh has proven, until that script has run the node's tests on the H200.
 """
 
 import ctypes
@@ -15,8 +21,8 @@ import torch
 
 from . import _clib
 
-__all__ = ["available", "reason", "path", "layernorm_linear", "call", "enabled", "set_enabled",
-           "cached_workspaces"]
+__all__ = ["available", "reason", "path", "layernorm_linear", "call", "serves", "set_enabled",
+           "set_devices", "cached_workspaces"]
 
 _FILE = "liblnlinear_torch.so"
 
@@ -28,11 +34,14 @@ path = None          # the extension loaded, or None
 reason = ""          # why it is not in use, when it is not
 layernorm_linear = None  # the op's overload, resolved once (attribute lookups cost per call)
 _op = None
-enabled = False  # whether functional.layernorm_linear's eager fast path takes it
+# The device types whose plain eager calls functional.layernorm_linear sends here (empty:
+# the Python path everywhere); a set, so the per-call test is one lookup.
+serves = frozenset()
+_ALL = frozenset(("cpu", "cuda"))
 
 
 def _load():
-    global path, reason, layernorm_linear, _op, enabled
+    global path, reason, layernorm_linear, _op, serves
     if os.environ.get("LNLINEAR_NO_CPP", "") not in ("", "0"):
         reason = "LNLINEAR_NO_CPP is set"
         return
@@ -58,7 +67,7 @@ def _load():
     layernorm_linear = torch.ops.lnlinear_cpp.layernorm_linear.default
     # The overload's builtin itself: one Python frame (OpOverload.__call__) fewer a call.
     _op = getattr(layernorm_linear, "_op", layernorm_linear)
-    enabled = True
+    serves = _ALL if os.environ.get("LNLINEAR_CPP_CUDA", "") not in ("", "0") else frozenset(("cpu",))
 
 
 def available():
@@ -72,16 +81,24 @@ def cached_workspaces():
     return {(flat[i], flat[i + 1]): flat[i + 2] for i in range(0, len(flat), 3)}
 
 
-def set_enabled(flag):
-    """Route plain eager calls through the C++ op (True, when it loaded) or the Python
-    autograd.Function (False), in one process: for A/B tests and benchmarks. Returns the
-    previous setting."""
-    global enabled
-    previous = enabled
-    if flag and not available():
+def set_devices(devices):
+    """Route plain eager calls on these device types ("cpu", "cuda") through the C++ op
+    and the others through the Python autograd.Function, in one process: for A/B tests
+    and benchmarks. Returns the previous set, which restores it."""
+    global serves
+    devices = frozenset(devices)
+    if not devices <= _ALL:
+        raise ValueError(f"lnlinear: unknown device types {sorted(devices - _ALL)}")
+    if devices and not available():
         raise RuntimeError(f"lnlinear: the C++ autograd op is not available: {reason}")
-    enabled = bool(flag)
+    previous, serves = serves, devices
     return previous
+
+
+def set_enabled(flag):
+    """set_devices of every device type (True; CUDA included, whatever LNLINEAR_CPP_CUDA
+    says) or of none (False). Returns the previous set, for set_devices."""
+    return set_devices(_ALL if flag else ())
 
 
 # The package's exception class of a status name, as _clib.check picks it.

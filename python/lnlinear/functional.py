@@ -46,7 +46,7 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
         if not x2.is_contiguous():
             x2 = x2.contiguous()
     if eager_fast_path_ok(x2, ln_weight, ln_bias, linear_weight, linear_bias):
-        if _cpp.enabled:
+        if x2.device.type in _cpp.serves:
             # One C++ call: it decides itself whether to build the autograd node (whose
             # backward then runs without Python) or to ask the library for y alone.
             y = _cpp.call(x2, ln_weight, ln_bias, linear_weight, linear_bias, float(eps),

@@ -452,11 +452,12 @@ def eager_fast_path_ok(*tensors):
     return all(t is None or type(t) in _PLAIN for t in tensors)
 
 
-def cpp_autograd_available():
-    """Whether plain eager calls take the C++ autograd node (lnlinear_cpp::layernorm_linear,
-    python/csrc) rather than LayerNormLinearFunction below; lnlinear._cpp.reason says why
-    not, and lnlinear._cpp.set_enabled switches between the two in one process."""
-    return _cpp.enabled
+def cpp_autograd_available(device="cpu"):
+    """Whether plain eager calls on `device` ("cpu" or "cuda") take the C++ autograd node
+    (lnlinear_cpp::layernorm_linear, python/csrc) rather than LayerNormLinearFunction below;
+    lnlinear._cpp.reason says why not where it did not load (CUDA: only with
+    LNLINEAR_CPP_CUDA=1 for now), and lnlinear._cpp.set_devices switches in one process."""
+    return torch.device(device).type in _cpp.serves
 
 
 class LayerNormLinearFunction(torch.autograd.Function):

@@ -96,8 +96,11 @@ if [ -x "$TABLE" ]; then
         # and 343 s in session 5's runs (573 tests): --durations names the slowest. At
         # 73753c4 (333 s) the slowest was a CPU case, torch.compile through inductor on the
         # CPU (105 s; CI runs it on every commit), so it is left out here.
-        # LNLINEAR_EXPECT_CPP: the C++ autograd op (build-gpu/liblnlinear_torch.so) must load
-        run_step pytest_cuda 420 env LNLINEAR_TEST_DEVICE=cuda LNLINEAR_LIBRARY="$LIB" LNLINEAR_EXPECT_CPP=1 \
+        # LNLINEAR_EXPECT_CPP: the C++ autograd op (build-gpu/liblnlinear_torch.so) must load.
+        # LNLINEAR_CPP_CUDA=1: the whole suite's CUDA calls through it, the path to prove
+        # before CUDA takes it by default (test_cpp_autograd.py compares it bitwise with the
+        # Python path, which CUDA calls take without the variable).
+        run_step pytest_cuda 420 env LNLINEAR_TEST_DEVICE=cuda LNLINEAR_LIBRARY="$LIB" LNLINEAR_EXPECT_CPP=1 LNLINEAR_CPP_CUDA=1 \
             PYTHONPATH="$PWD/python" LNLINEAR_REPORT_DIR="$OUTDIR/python" \
             python3 -m pytest -q -s -p no:cacheprovider --durations=20 \
             --deselect "tests/python/test_compile.py::test_compile_fullgraph_matches_eager[cpu]" \
@@ -105,7 +108,7 @@ if [ -x "$TABLE" ]; then
         run_step pip_install 300 bash -c "python3 -m pip install -q --no-build-isolation --no-deps \
             --target /tmp/lnl-site . && cd /tmp && env -u LNLINEAR_LIBRARY PYTHONPATH=/tmp/lnl-site \
             python3 -c 'import lnlinear, torch; x = torch.randn(4, 8, device=\"cuda\"); \
-            w = torch.randn(3, 8, device=\"cuda\"); print(\"installed package:\", lnlinear.__file__, \"C++ op:\", lnlinear.ops.cpp_autograd_available(), \
+            w = torch.randn(3, 8, device=\"cuda\"); print(\"installed package:\", lnlinear.__file__, \"C++ op (cpu, cuda):\", lnlinear.ops.cpp_autograd_available(\"cpu\"), lnlinear.ops.cpp_autograd_available(\"cuda\"), \
             lnlinear.layernorm_linear(x, None, None, w).shape)'" &
     fi
     wait

@@ -38,7 +38,7 @@ class _Path:
         self.previous = _cpp.set_enabled(self.cpp)
 
     def __exit__(self, *exc):
-        _cpp.set_enabled(self.previous)
+        _cpp.set_devices(self.previous)
 
 
 def _both(fn):
@@ -370,6 +370,40 @@ def test_no_cpp_env_forces_the_python_path():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == f"False|LNLINEAR_NO_CPP is set|{PY_NODE}"
+
+
+@pytest.mark.parametrize("cuda_env", [None, "1"])
+def test_cuda_calls_take_the_node_only_when_asked(cuda_env):
+    # Until tests/gpu/run.sh has run the node on a GPU, CUDA tensors stay on the Python
+    # path unless LNLINEAR_CPP_CUDA=1; CPU tensors take the node either way.
+    env = dict(os.environ)
+    env.pop("LNLINEAR_NO_CPP", None)
+    env.pop("LNLINEAR_CPP_CUDA", None)
+    if cuda_env:
+        env["LNLINEAR_CPP_CUDA"] = cuda_env
+    code = ("import torch, lnlinear; from lnlinear import ops, _cpp; "
+            "x = torch.randn(3, 4, requires_grad=True); w = torch.randn(2, 4); "
+            "print(ops.cpp_autograd_available('cpu'), ops.cpp_autograd_available('cuda'), "
+            "sorted(_cpp.serves), lnlinear.layernorm_linear(x, None, None, w).grad_fn.name(), "
+            "sep='|')")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    served = "['cpu', 'cuda']" if cuda_env else "['cpu']"
+    assert out == f"True|{bool(cuda_env)}|{served}|{CPP_NODE}"
+
+
+def test_set_devices_routes_each_device_type():
+    x = torch.randn(3, 4, requires_grad=True)
+    w = torch.randn(2, 4)
+    previous = _cpp.set_devices(("cuda",))
+    try:
+        assert lnlinear.layernorm_linear(x, None, None, w).grad_fn.name() == PY_NODE
+        _cpp.set_devices(("cpu",))
+        assert lnlinear.layernorm_linear(x, None, None, w).grad_fn.name() == CPP_NODE
+        with pytest.raises(ValueError, match="unknown device types"):
+            _cpp.set_devices(("tpu",))
+    finally:
+        _cpp.set_devices(previous)
 
 
 def test_unloadable_extension_falls_back_with_a_warning(tmp_path):

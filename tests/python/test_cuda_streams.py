@@ -22,12 +22,12 @@ def path(request):
         pytest.skip(f"C++ op not loaded: {_cpp.reason}")
     previous = _cpp.set_enabled(request.param == "cpp")
     yield request.param
-    _cpp.set_enabled(previous)
+    _cpp.set_devices(previous)
 
 
 def _ws_cache():
     """{(device, stream): workspace address} of the active path's cache."""
-    if _cpp.enabled:
+    if "cuda" in _cpp.serves:
         return _cpp.cached_workspaces()
     return {k: v.data_ptr() for k, v in ops._ws_cache.items()}
 
