@@ -445,6 +445,9 @@ def machine_info(device):
     if lnlinear is not None:
         info["lnlinear_version"] = ".".join(map(str, lnlinear.library_version()))
         info["lnlinear_library"] = lnlinear.library_path
+        # which autograd node plain eager calls on this device took: C++ or Python
+        info["lnlinear_eager_node"] = ("C++" if lnlinear.ops.cpp_autograd_available(device.type)
+                                       else "Python")
     else:
         info["lnlinear_error"] = LNL_IMPORT_ERROR
     try:
@@ -457,7 +460,8 @@ def machine_info(device):
 
 def command_line():
     env = " ".join(f"{k}={shlex.quote(os.environ[k])}"
-                   for k in ("PYTHONPATH", "LNLINEAR_LIBRARY", "OMP_NUM_THREADS")
+                   for k in ("PYTHONPATH", "LNLINEAR_LIBRARY", "OMP_NUM_THREADS",
+                             "LNLINEAR_NO_CPP", "LNLINEAR_CPP_CUDA")
                    if k in os.environ)
     cmd = " ".join(shlex.quote(a) for a in ["python3"] + sys.argv)
     return f"{env} {cmd}".strip()

@@ -107,6 +107,7 @@ def markdown(doc):
            "",
            f"- machine: {where}" + (f" (host CPU {m.get('cpu')})" if m.get("gpu") else "")
            + f"; torch {m.get('torch')}; lnlinear {m.get('lnlinear_version', m.get('lnlinear_error'))}"
+           + (f" ({m['lnlinear_eager_node']} autograd node)" if m.get("lnlinear_eager_node") else "")
            + f"; liger-kernel {m.get('liger_kernel')}; torch threads {m.get('torch_threads')}",
            f"- command: `{doc['command']}`",
            f"- settings: {json.dumps(doc.get('settings', {}))}",
