@@ -39,3 +39,18 @@ def test_report_with_every_candidate(tmp_path):
         doc = json.load(f)
     names = sorted(os.path.basename(p) for p in compare_plots.write_report(doc, str(tmp_path)))
     assert names == ["floor_ratio.png", "memory_kept.png", "speedup.png"]
+
+
+@pytest.mark.parametrize("node", [None, "C++", "Python"])
+def test_report_names_the_eager_node(node):
+    # Reports since session 12 say which autograd node lnlinear's eager calls took (the C++
+    # one or the Python one); older results.json files have no such field and say nothing.
+    with open(RESULTS) as f:
+        doc = json.load(f)
+    doc["machine"].pop("lnlinear_eager_node", None)
+    if node:
+        doc["machine"]["lnlinear_eager_node"] = node
+    header = next(l for l in compare_plots.markdown(doc).splitlines() if l.startswith("- machine:"))
+    assert ("autograd node" in header) == bool(node)
+    if node:
+        assert f"({node} autograd node)" in header
