@@ -46,12 +46,12 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
         if not x2.is_contiguous():
             x2 = x2.contiguous()
     if eager_fast_path_ok(x2, ln_weight, ln_bias, linear_weight, linear_bias):
+        # both eager bodies make their operands contiguous themselves
         if x2.device.type in _cpp.serves:
             # One C++ call: it decides itself whether to build the autograd node (whose
             # backward then runs without Python) or to ask the library for y alone.
             y = _cpp.call(x2, ln_weight, ln_bias, linear_weight, linear_bias, float(eps),
                           not recompute, code)
-        # forward_body makes its operands contiguous itself
         elif torch.is_grad_enabled() and (
                 x2.requires_grad or linear_weight.requires_grad
                 or (ln_weight is not None and ln_weight.requires_grad)
