@@ -51,7 +51,10 @@ def _both(fn):
 
 
 def _node(y):
-    """The name of the node that made y (under the view of a 3-D or higher result)."""
+    """The name of the node that made y (under the view of a 3-D or higher result).
+
+    y must be alive while its node is named: torch 2.11 refuses .name() on a Python
+    Function's node once the tensor that held it is freed."""
     return (y.grad_fn if y.dim() == 2 else y.grad_fn.next_functions[0][0]).name()
 
 
@@ -71,7 +74,7 @@ def test_cpp_path_is_taken():
     inputs, dy = make_inputs((4,), 8, 3, torch.float32, "cpu")
     leaves = [t.detach().requires_grad_() for t in inputs]
     assert ops.cpp_autograd_available()
-    names = _both(lambda: lnlinear.layernorm_linear(*leaves).grad_fn.name())
+    names = _both(lambda: _node(lnlinear.layernorm_linear(*leaves)))
     assert names == [CPP_NODE, PY_NODE]
 
 
@@ -365,8 +368,8 @@ def test_no_cpp_env_forces_the_python_path():
     env = dict(os.environ, LNLINEAR_NO_CPP="1")
     code = ("import torch, lnlinear; from lnlinear import ops, _cpp; "
             "x = torch.randn(3, 4, requires_grad=True); w = torch.randn(2, 4); "
-            "print(ops.cpp_autograd_available(), _cpp.reason, "
-            "lnlinear.layernorm_linear(x, None, None, w).grad_fn.name(), sep='|')")
+            "y = lnlinear.layernorm_linear(x, None, None, w); "
+            "print(ops.cpp_autograd_available(), _cpp.reason, y.grad_fn.name(), sep='|')")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == f"False|LNLINEAR_NO_CPP is set|{PY_NODE}"
@@ -383,9 +386,9 @@ def test_cuda_calls_take_the_node_only_when_asked(cuda_env):
         env["LNLINEAR_CPP_CUDA"] = cuda_env
     code = ("import torch, lnlinear; from lnlinear import ops, _cpp; "
             "x = torch.randn(3, 4, requires_grad=True); w = torch.randn(2, 4); "
+            "y = lnlinear.layernorm_linear(x, None, None, w); "
             "print(ops.cpp_autograd_available('cpu'), ops.cpp_autograd_available('cuda'), "
-            "sorted(_cpp.serves), lnlinear.layernorm_linear(x, None, None, w).grad_fn.name(), "
-            "sep='|')")
+            "sorted(_cpp.serves), y.grad_fn.name(), sep='|')")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True).stdout.strip()
     served = "['cpu', 'cuda']" if cuda_env else "['cpu']"
@@ -397,9 +400,9 @@ def test_set_devices_routes_each_device_type():
     w = torch.randn(2, 4)
     previous = _cpp.set_devices(("cuda",))
     try:
-        assert lnlinear.layernorm_linear(x, None, None, w).grad_fn.name() == PY_NODE
+        assert _node(lnlinear.layernorm_linear(x, None, None, w)) == PY_NODE
         _cpp.set_devices(("cpu",))
-        assert lnlinear.layernorm_linear(x, None, None, w).grad_fn.name() == CPP_NODE
+        assert _node(lnlinear.layernorm_linear(x, None, None, w)) == CPP_NODE
         with pytest.raises(ValueError, match="unknown device types"):
             _cpp.set_devices(("tpu",))
     finally:
@@ -418,8 +421,8 @@ def test_unloadable_extension_falls_back_with_a_warning(tmp_path):
     env.pop("LNLINEAR_NO_CPP", None)
     code = ("import warnings; warnings.simplefilter('always'); import torch, lnlinear; "
             "from lnlinear import ops; x = torch.randn(3, 4, requires_grad=True); "
-            "print(ops.cpp_autograd_available(), "
-            "lnlinear.layernorm_linear(x, None, None, torch.randn(2, 4)).grad_fn.name(), sep='|')")
+            "y = lnlinear.layernorm_linear(x, None, None, torch.randn(2, 4)); "
+            "print(ops.cpp_autograd_available(), y.grad_fn.name(), sep='|')")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                        check=True)
     assert r.stdout.strip() == f"False|{PY_NODE}"
