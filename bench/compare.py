@@ -461,7 +461,7 @@ def machine_info(device):
 def command_line():
     env = " ".join(f"{k}={shlex.quote(os.environ[k])}"
                    for k in ("PYTHONPATH", "LNLINEAR_LIBRARY", "OMP_NUM_THREADS",
-                             "LNLINEAR_NO_CPP", "LNLINEAR_CPP_CUDA")
+                             "LNLINEAR_NO_CPP")
                    if k in os.environ)
     cmd = " ".join(shlex.quote(a) for a in ["python3"] + sys.argv)
     return f"{env} {cmd}".strip()

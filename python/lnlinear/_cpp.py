@@ -6,11 +6,10 @@ else liblnlinear_torch.so next to the loaded library (the package directory, or 
 build directory LNLINEAR_LIBRARY points into; failing to load it is a warning and the
 Python path serves). LNLINEAR_NO_CPP=1 never loads it (for A/B runs).
 
-Which tensors take it: CPU tensors, and CUDA tensors only with LNLINEAR_CPP_CUDA=1. The node
-was written in a session without a GPU (2026-12-01, session 12); its CUDA side (the
-current stream, the device guard, the workspace cache, the capture test through the
-driver) has compiled but not yet run, and CUDA calls stay on the Python path, the one
-tests/gpu/run.sh has proven, until that script has run the node's tests on the H200.
+Which tensors take it: CPU and CUDA ones alike. Its CUDA side (the current stream, the
+device guard, the workspace cache, the capture test through the driver) was gated behind a
+variable until tests/gpu/run.sh had run the whole suite through it on the H200 (session 13,
+docs/results/cuda/2026-12-01-session13/).
 """
 
 import ctypes
@@ -67,7 +66,7 @@ def _load():
     layernorm_linear = torch.ops.lnlinear_cpp.layernorm_linear.default
     # The overload's builtin itself: one Python frame (OpOverload.__call__) fewer a call.
     _op = getattr(layernorm_linear, "_op", layernorm_linear)
-    serves = _ALL if os.environ.get("LNLINEAR_CPP_CUDA", "") not in ("", "0") else frozenset(("cpu",))
+    serves = _ALL
 
 
 def available():
@@ -96,8 +95,8 @@ def set_devices(devices):
 
 
 def set_enabled(flag):
-    """set_devices of every device type (True; CUDA included, whatever LNLINEAR_CPP_CUDA
-    says) or of none (False). Returns the previous set, for set_devices."""
+    """set_devices of every device type (True) or of none (False). Returns the previous
+    set, for set_devices."""
     return set_devices(_ALL if flag else ())
 
 

@@ -455,8 +455,8 @@ def eager_fast_path_ok(*tensors):
 def cpp_autograd_available(device="cpu"):
     """Whether plain eager calls on `device` ("cpu" or "cuda") take the C++ autograd node
     (lnlinear_cpp::layernorm_linear, python/csrc) rather than LayerNormLinearFunction below;
-    lnlinear._cpp.reason says why not where it did not load (CUDA: only with
-    LNLINEAR_CPP_CUDA=1 for now), and lnlinear._cpp.set_devices switches in one process."""
+    lnlinear._cpp.reason says why not where it did not load, and
+    lnlinear._cpp.set_devices switches in one process."""
     return torch.device(device).type in _cpp.serves
 
 

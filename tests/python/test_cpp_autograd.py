@@ -375,15 +375,11 @@ def test_no_cpp_env_forces_the_python_path():
     assert out == f"False|LNLINEAR_NO_CPP is set|{PY_NODE}"
 
 
-@pytest.mark.parametrize("cuda_env", [None, "1"])
-def test_cuda_calls_take_the_node_only_when_asked(cuda_env):
-    # Until tests/gpu/run.sh has run the node on a GPU, CUDA tensors stay on the Python
-    # path unless LNLINEAR_CPP_CUDA=1; CPU tensors take the node either way.
+def test_every_device_type_takes_the_node_by_default():
+    # A fresh process with the op built: CPU and CUDA calls both go through it (CUDA was
+    # gated behind a variable until the H200 had run the suite through the node).
     env = dict(os.environ)
     env.pop("LNLINEAR_NO_CPP", None)
-    env.pop("LNLINEAR_CPP_CUDA", None)
-    if cuda_env:
-        env["LNLINEAR_CPP_CUDA"] = cuda_env
     code = ("import torch, lnlinear; from lnlinear import ops, _cpp; "
             "x = torch.randn(3, 4, requires_grad=True); w = torch.randn(2, 4); "
             "y = lnlinear.layernorm_linear(x, None, None, w); "
@@ -391,8 +387,7 @@ def test_cuda_calls_take_the_node_only_when_asked(cuda_env):
             "sorted(_cpp.serves), y.grad_fn.name(), sep='|')")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True).stdout.strip()
-    served = "['cpu', 'cuda']" if cuda_env else "['cpu']"
-    assert out == f"True|{bool(cuda_env)}|{served}|{CPP_NODE}"
+    assert out == f"True|True|['cpu', 'cuda']|{CPP_NODE}"
 
 
 def test_set_devices_routes_each_device_type():
