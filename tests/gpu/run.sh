@@ -100,7 +100,7 @@ if [ -x "$TABLE" ]; then
         # both paths), hence 480 s.
         # LNLINEAR_EXPECT_CPP: the C++ autograd op (build-gpu/liblnlinear_torch.so) must load;
         # the suite's plain eager CUDA calls go through it (test_cpp_autograd.py compares it
-        # bitwise with the Python node). 341 s at dfd23a5 (757 tests).
+        # bitwise with the Python node). 341 s at dfd23a5 (756 tests).
         run_step pytest_cuda 480 env LNLINEAR_TEST_DEVICE=cuda LNLINEAR_LIBRARY="$LIB" LNLINEAR_EXPECT_CPP=1 \
             PYTHONPATH="$PWD/python" LNLINEAR_REPORT_DIR="$OUTDIR/python" \
             python3 -m pytest -q -s -p no:cacheprovider --durations=20 \
