@@ -60,6 +60,15 @@ namespace lnl {
 namespace {
 
 constexpr int BM = 128, BK = 64, THREADS = 384;
+/* The warpgroups' registers after setmaxnreg: the producer gives up what the two consumer
+ * warpgroups take. The pool setmaxnreg.inc draws from is the CTA's own allocation at
+ * launch, 168 registers a thread (__launch_bounds__(384, 1): 65536 / 384 rounded down to a
+ * multiple of 8), not the SM's 65536. Asking for more spins for ever: the SASS retries
+ * USETMAXREG.TRY_ALLOC.CTAPOOL in a loop, and a branch whose warpgroups asked for 64 and
+ * 224 (65536) hung in every launch on the H200 (docs/results/cuda/2026-12-01-session13). */
+constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= 168 * THREADS,
+              "setmaxnreg: more registers asked for than the CTA is given at launch");
 
 template <int BN> struct tile_cfg {
     static constexpr int STAGES = BN == 256 ? 4 : 6;
@@ -224,7 +233,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
     /* Stage use number `it` counts K slices over all of this CTA's tiles, in the same
      * order in the producer and the consumers: slot it % S, phase parity (it / S) & 1. */
     if (wg == 0) { /* ---- producer ---- */
-        regs_dealloc<40>();
+        regs_dealloc<PRODUCER_REGS>();
         if (threadIdx.x == 0) {
             tma_prefetch_map(map_x);
             tma_prefetch_map(map_b);
@@ -284,7 +293,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
     }
 
     /* ---- consumers: warpgroup cw owns tile rows cw*64 .. cw*64+63 ---- */
-    regs_alloc<232>();
+    regs_alloc<CONSUMER_REGS>();
     const int cw = wg - 1, t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     const int g = lane >> 2, q = lane & 3;
     /* The transform: thread t rewrites 16-byte chunk tc of rows tr, tr+16, tr+32, tr+48
