@@ -108,9 +108,11 @@ if [ -x "$TABLE" ]; then
             tests/python &
         run_step pip_install 300 bash -c "python3 -m pip install -q --no-build-isolation --no-deps \
             --target /tmp/lnl-site . && cd /tmp && env -u LNLINEAR_LIBRARY PYTHONPATH=/tmp/lnl-site \
-            python3 -c 'import lnlinear, torch; x = torch.randn(4, 8, device=\"cuda\"); \
-            w = torch.randn(3, 8, device=\"cuda\"); print(\"installed package:\", lnlinear.__file__, \"C++ op (cpu, cuda):\", lnlinear.ops.cpp_autograd_available(\"cpu\"), lnlinear.ops.cpp_autograd_available(\"cuda\"), \
-            lnlinear.layernorm_linear(x, None, None, w).shape)'" &
+            python3 -c 'import lnlinear, torch; x = torch.randn(4, 8, device=\"cuda\", requires_grad=True); \
+            w = torch.randn(3, 8, device=\"cuda\"); y = lnlinear.layernorm_linear(x, None, None, w); y.sum().backward(); \
+            print(\"installed package:\", lnlinear.__file__, \"C++ op (cpu, cuda):\", lnlinear.ops.cpp_autograd_available(\"cpu\"), lnlinear.ops.cpp_autograd_available(\"cuda\"), \
+            y.grad_fn.name(), tuple(x.grad.shape)); \
+            assert lnlinear.ops.cpp_autograd_available(\"cuda\"), \"the installed package has no C++ autograd op\"'" &
     fi
     wait
 fi
