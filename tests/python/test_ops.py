@@ -173,11 +173,23 @@ def test_eager_fast_path_is_taken_only_for_plain_eager():
         assert lnlinear.layernorm_linear(*fake).shape == (4, 3)
 
 
+@pytest.mark.parametrize("node", ["cpp", "python"])
 @pytest.mark.parametrize("device", DEVICES)
-def test_autocast_leaves_the_dtype_alone(device):
+def test_autocast_leaves_the_dtype_alone(device, node):
     # No autocast rule is registered: under torch.autocast the call runs in its inputs'
     # dtype (README says so), y and the gradients bitwise as without it, where F.linear
     # would run in the autocast dtype. A rule added later must change this test on purpose.
+    from lnlinear import _cpp
+    if node == "cpp" and not _cpp.available():
+        pytest.skip(f"C++ op not loaded: {_cpp.reason}")
+    previous = _cpp.set_enabled(node == "cpp")
+    try:
+        _autocast_case(device)
+    finally:
+        _cpp.set_devices(previous)
+
+
+def _autocast_case(device):
     inputs, dy = make_inputs((7,), 16, 12, torch.float32, device)
     leaves = _leaf(inputs)
     y0 = lnlinear.layernorm_linear(*leaves)
