@@ -364,15 +364,24 @@ def test_cuda_other_device_matches_python_path():
     assert torch.cuda.current_device() == 0
 
 
+# One plain call in a new Python process: y made from a (3, 4) input, the node chosen
+# by that process's environment alone.
+_ONE_CALL = ("import warnings; warnings.simplefilter('always'); import torch, lnlinear; "
+             "from lnlinear import ops, _cpp; x = torch.randn(3, 4, requires_grad=True); "
+             "y = lnlinear.layernorm_linear(x, None, None, torch.randn(2, 4)); ")
+
+
+def _in_fresh_process(env, fields):
+    """_ONE_CALL under env, then fields (expressions over ops, _cpp and y) printed with
+    '|' between them; the finished process (stdout, stderr)."""
+    return subprocess.run([sys.executable, "-c", _ONE_CALL + f"print({fields}, sep='|')"],
+                          env=env, capture_output=True, text=True, check=True)
+
+
 def test_no_cpp_env_forces_the_python_path():
     env = dict(os.environ, LNLINEAR_NO_CPP="1")
-    code = ("import torch, lnlinear; from lnlinear import ops, _cpp; "
-            "x = torch.randn(3, 4, requires_grad=True); w = torch.randn(2, 4); "
-            "y = lnlinear.layernorm_linear(x, None, None, w); "
-            "print(ops.cpp_autograd_available(), _cpp.reason, y.grad_fn.name(), sep='|')")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True).stdout.strip()
-    assert out == f"False|LNLINEAR_NO_CPP is set|{PY_NODE}"
+    out = _in_fresh_process(env, "ops.cpp_autograd_available(), _cpp.reason, y.grad_fn.name()")
+    assert out.stdout.strip() == f"False|LNLINEAR_NO_CPP is set|{PY_NODE}"
 
 
 def test_every_device_type_takes_the_node_by_default():
@@ -380,14 +389,10 @@ def test_every_device_type_takes_the_node_by_default():
     # gated behind a variable until the H200 had run the suite through the node).
     env = dict(os.environ)
     env.pop("LNLINEAR_NO_CPP", None)
-    code = ("import torch, lnlinear; from lnlinear import ops, _cpp; "
-            "x = torch.randn(3, 4, requires_grad=True); w = torch.randn(2, 4); "
-            "y = lnlinear.layernorm_linear(x, None, None, w); "
-            "print(ops.cpp_autograd_available('cpu'), ops.cpp_autograd_available('cuda'), "
-            "sorted(_cpp.serves), y.grad_fn.name(), sep='|')")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True).stdout.strip()
-    assert out == f"True|True|['cpu', 'cuda']|{CPP_NODE}"
+    out = _in_fresh_process(env, "ops.cpp_autograd_available('cpu'), "
+                                 "ops.cpp_autograd_available('cuda'), sorted(_cpp.serves), "
+                                 "y.grad_fn.name()")
+    assert out.stdout.strip() == f"True|True|['cpu', 'cuda']|{CPP_NODE}"
 
 
 def test_set_devices_routes_each_device_type():
@@ -414,12 +419,7 @@ def test_unloadable_extension_falls_back_with_a_warning(tmp_path):
     env = dict(os.environ, LNLINEAR_LIBRARY=str(lib))
     env.pop("LNLINEAR_TORCH_OPS", None)
     env.pop("LNLINEAR_NO_CPP", None)
-    code = ("import warnings; warnings.simplefilter('always'); import torch, lnlinear; "
-            "from lnlinear import ops; x = torch.randn(3, 4, requires_grad=True); "
-            "y = lnlinear.layernorm_linear(x, None, None, torch.randn(2, 4)); "
-            "print(ops.cpp_autograd_available(), y.grad_fn.name(), sep='|')")
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       check=True)
+    r = _in_fresh_process(env, "ops.cpp_autograd_available(), y.grad_fn.name()")
     assert r.stdout.strip() == f"False|{PY_NODE}"
     assert "using the Python autograd path" in r.stderr
 
