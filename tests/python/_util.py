@@ -1,7 +1,11 @@
 """Shared test helpers: inputs that can catch bugs, a float64 reference, error metric."""
 
+import contextlib
+
 import torch
 import torch.nn.functional as F
+
+from lnlinear import _cpp
 
 # Below these, a relative error counts as a pass whatever PyTorch's own error is:
 # PyTorch's float64 path is the reference itself (error 0), and in ill-conditioned
@@ -79,3 +83,14 @@ def assert_close_to_ref(ours, torch_own, ref, dtype, what, factor=1.5):
     assert e_ours <= bound, (f"{what}: relative error {e_ours:.3e} > bound {bound:.3e} "
                              f"(PyTorch's own {e_torch:.3e})")
     return e_ours, e_torch
+
+
+@contextlib.contextmanager
+def eager_node(cpp):
+    """Inside: plain eager calls take the C++ autograd node (cpp True) or the Python one,
+    on every device type; the routing before is restored after."""
+    previous = _cpp.set_enabled(cpp)
+    try:
+        yield
+    finally:
+        _cpp.set_devices(previous)

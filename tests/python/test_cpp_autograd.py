@@ -15,7 +15,7 @@ import torch
 
 import lnlinear
 from lnlinear import _cpp, ops
-from _util import NAMES, assert_close_to_ref, make_inputs, run, torch_forward
+from _util import NAMES, assert_close_to_ref, eager_node, make_inputs, run, torch_forward
 from conftest import DEVICE_DTYPES, DEVICES, dtype_id
 
 if not _cpp.available():
@@ -28,24 +28,11 @@ CPP_NODE = "torch::autograd::CppNode<lnlinear_torch::LayerNormLinearFn>"
 PY_NODE = "LayerNormLinearFunctionBackward"
 
 
-class _Path:
-    """with _Path(cpp): plain eager calls take the C++ node (True) or the Python one."""
-
-    def __init__(self, cpp):
-        self.cpp = cpp
-
-    def __enter__(self):
-        self.previous = _cpp.set_enabled(self.cpp)
-
-    def __exit__(self, *exc):
-        _cpp.set_devices(self.previous)
-
-
 def _both(fn):
     """fn() on the C++ path, then on the Python path."""
     outs = []
     for cpp in (True, False):
-        with _Path(cpp):
+        with eager_node(cpp):
             outs.append(fn())
     return outs
 
@@ -88,7 +75,7 @@ def test_bitwise_equal_to_python_path(device, dtype, recompute, affine, lead):
                              linear_bias=affine != "no_linear_bias")
     cpp, py = _both(lambda: _run(inputs, dy, [True] * 5, recompute=recompute))
     _assert_bitwise(cpp, py, f"{device} {dtype} recompute={recompute} {affine} {lead}")
-    with _Path(True):
+    with eager_node(True):
         x = inputs[0].detach().requires_grad_()
         assert _node(lnlinear.layernorm_linear(x, *inputs[1:])) == CPP_NODE
     assert set(cpp) == {"y"} | {n for n, t in zip(NAMES, inputs) if t is not None}
@@ -294,7 +281,7 @@ def test_forward_error_carries_the_library_message():
     inputs[0] = _misaligned((5, 8))
     errors = []
     for cpp in (True, False):
-        with _Path(cpp), pytest.raises(lnlinear.LnlInvalidArgument) as info:
+        with eager_node(cpp), pytest.raises(lnlinear.LnlInvalidArgument) as info:
             lnlinear.layernorm_linear(*[t.detach().requires_grad_() for t in inputs])
         errors.append(str(info.value))
     assert errors[0] == errors[1]
@@ -313,7 +300,7 @@ def test_backward_error_carries_the_library_message():
     errors = []
     for cpp in (True, False):
         leaves = [t.detach().requires_grad_() for t in inputs]
-        with _Path(cpp):
+        with eager_node(cpp):
             y = lnlinear.layernorm_linear(*leaves)
         with pytest.raises(ValueError) as info:
             torch.autograd.grad(y, leaves, dy)
@@ -329,7 +316,7 @@ def test_unsupported_strategy_on_cuda_reports_cleanly():
     inputs, _ = make_inputs((4,), 10, 6, torch.bfloat16, "cuda")
     errors = []
     for cpp in (True, False):
-        with _Path(cpp), pytest.raises(lnlinear.LnlUnsupported) as info:
+        with eager_node(cpp), pytest.raises(lnlinear.LnlUnsupported) as info:
             lnlinear.layernorm_linear(*[t.detach().requires_grad_() for t in inputs],
                                       strategy="reference")
         errors.append(str(info.value))

@@ -10,7 +10,7 @@ import torch
 import lnlinear
 from lnlinear import _cpp, ops
 
-from _util import make_inputs
+from _util import eager_node, make_inputs
 from conftest import DEVICES
 
 pytestmark = pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
@@ -20,9 +20,8 @@ pytestmark = pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under te
 def path(request):
     if request.param == "cpp" and not _cpp.available():
         pytest.skip(f"C++ op not loaded: {_cpp.reason}")
-    previous = _cpp.set_enabled(request.param == "cpp")
-    yield request.param
-    _cpp.set_devices(previous)
+    with eager_node(request.param == "cpp"):
+        yield request.param
 
 
 def _ws_cache():
