@@ -297,6 +297,15 @@ static lnl_status backward(const lnl_bwd_args *a) {
     device_info d;
     ST_TRY(device_query(&d));
     cudaStream_t s = (cudaStream_t)p->stream;
+    /* A tiny problem's time is its launches: FUSED's backward is then one launch
+     * (tiny_backward.cuh) instead of the five below, and needs no workspace. */
+    if (p->strategy == LNL_STRATEGY_FUSED && tiny_backward_serves(M, K, N)) {
+        CU_TRY("tiny backward",
+               launch_tiny_backward(p->dtype, a->x, a->dy, a->linear_weight, a->ln_weight,
+                                    a->ln_bias, a->dx, a->dln_weight, a->dln_bias,
+                                    a->dlinear_weight, a->dlinear_bias, M, K, N, (float)p->eps, s));
+        return LNL_STATUS_SUCCESS;
+    }
     const bwd_plan plan = bwd_plan_for(p, d);
     const size_t need = bwd_carve(p, plan, nullptr).total;
     scoped_ws own;
@@ -408,7 +417,9 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
     return LNL_STATUS_SUCCESS;
 }
 
-/* AUTO: FUSED for tiny, launch-bound problems (M*K*N <= 2^24), forward and backward;
+/* AUTO: FUSED for tiny, launch-bound problems (M*K*N <= 2^24), forward and backward
+ * (up to 2^18 multiply-adds whose operands fit 48 KB, FUSED's backward is one launch:
+ * tiny_backward.cuh);
  * otherwise UNFUSED, except the forward of bf16/f16 problems on Hopper with N <= 1024,
  * M*K >= 2^23, M*K*N >= 2^33 where N > 256, and enough 128-row tiles to (nearly) fill
  * the SMs (>= 3/4 of them).

@@ -224,6 +224,13 @@ cudaError_t launch_fused_forward_with_stats(lnl_dtype dt, const void *x, float *
                                             float eps, const void *gamma, const void *beta,
                                             const void *W, const void *bias, void *y, int64_t M,
                                             int64_t K, int64_t N, cudaStream_t s, bool *done);
+/* The whole backward of a tiny problem in one launch (tiny_backward.cuh): where
+ * tiny_backward_serves(M, K, N). Any output may be NULL; gamma/beta NULL: ones/zeros. */
+bool tiny_backward_serves(int64_t M, int64_t K, int64_t N);
+cudaError_t launch_tiny_backward(lnl_dtype dt, const void *x, const void *dy, const void *W,
+                                 const void *gamma, const void *beta, void *dx, void *dgamma,
+                                 void *dbeta, void *dW, void *db, int64_t M, int64_t K, int64_t N,
+                                 float eps, cudaStream_t s);
 /* dW = dy^T @ LN(x), LN rebuilt while loading x; splits > 1 writes float partials
  * [splits,N,K] to part and reduces them in order. With run_if (bf16/f16 only), the
  * kernel returns at once unless *run_if != 0, and otherwise always writes the float
