@@ -73,7 +73,7 @@ __host__ __device__ void tiny_backward_body(const tiny_bwd_args<T> &a, float *sm
     float *dys = gd + M * K; /* dy                                 [M, N] */
     float *ws = dys + M * N; /* W                                  [N, K] */
     float *gam = ws + N * K, *bet = gam + K;
-    float *mu = bet + K, *rs = mu + M, *c1 = rs + M, *c2 = c1 + M;
+    float *mu = bet + K, *rs = mu + M, *c1 = rs + M, *c2 = c1 + M; /* mu: mean - x0 */
 
     /* 1. operands into shared memory */
     for (int i = tid; i < M * K; i += nthreads) xh[i] = tb_load(a.x[i]);
@@ -85,20 +85,27 @@ __host__ __device__ void tiny_backward_body(const tiny_bwd_args<T> &a, float *sm
         bet[k] = a.beta ? tb_load(a.beta[k]) : 0.f;
     }
     sync();
-    /* 2. each row's mean and rstd, two passes */
+    /* 2. each row's mean and rstd, two passes, on x - x0 (x0 = the row's first element,
+     * as ln_forward.cu does): the sums stay of the order of the spread, not of the mean,
+     * so a row like 1e3 + randn keeps its precision in float32 */
     for (int m = tid; m < M; m += nthreads) {
         const float *r = xh + m * K;
+        const float x0 = r[0];
         float s = 0.f;
-        for (int k = 0; k < K; k++) s += r[k];
-        const float mean = s / (float)K;
+        for (int k = 0; k < K; k++) s += r[k] - x0;
+        const float dm = s / (float)K; /* mean - x0 */
         float q = 0.f;
-        for (int k = 0; k < K; k++) q += (r[k] - mean) * (r[k] - mean);
-        mu[m] = mean;
+        for (int k = 0; k < K; k++) q += ((r[k] - x0) - dm) * ((r[k] - x0) - dm);
+        mu[m] = dm;
         rs[m] = 1.f / sqrtf(q / (float)K + a.eps);
     }
     sync();
-    /* 3. x-hat in place */
-    for (int i = tid; i < M * K; i += nthreads) xh[i] = (xh[i] - mu[i / K]) * rs[i / K];
+    /* 3. x-hat in place; x0 from the input, since another thread of this phase may already
+     * have overwritten the row's first element in shared memory */
+    for (int i = tid; i < M * K; i += nthreads) {
+        const int m = i / K;
+        xh[i] = ((xh[i] - tb_load(a.x[m * K])) - mu[m]) * rs[m];
+    }
     sync();
     /* 4. dW = dy^T . LN(x), db = column sums of dy, dxhat = dy . W: sums over rows in order */
     if (a.dw)
