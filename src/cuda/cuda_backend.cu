@@ -418,7 +418,7 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
 }
 
 /* AUTO: FUSED for tiny, launch-bound problems (M*K*N <= 2^24), forward and backward
- * (up to 2^18 multiply-adds whose operands fit 48 KB, FUSED's backward is one launch:
+ * (up to 2^15 multiply-adds whose operands fit 48 KB, FUSED's backward is one launch:
  * tiny_backward.cuh);
  * otherwise UNFUSED, except the forward of bf16/f16 problems on Hopper with N <= 1024,
  * M*K >= 2^23, M*K*N >= 2^33 where N > 256, and enough 128-row tiles to (nearly) fill

@@ -24,10 +24,15 @@
 namespace lnl {
 
 /* At most this many float values of shared memory (the 48 KB a block gets without
- * opting in), and this many multiply-adds per GEMM-like phase (256 threads each do a
- * few hundred): beyond, the general path's GEMMs win. */
+ * opting in), and this many multiply-adds per GEMM-like phase (each of 256 threads does
+ * at most 128 in a row): beyond, the general path's five launches win. Measured on the
+ * H200 (docs/results/cuda/2026-12-02-session14, lnl-bench, backward ms, three rounds):
+ * 16,8,16 (2^11) 0.010 against 0.026-0.033 for the five launches; 64,32,48 (98304)
+ * 0.034-0.035 against 0.026-0.032 in bf16 (a loss) and 0.029-0.030 against 0.033-0.040
+ * in f32. A straight line through those puts the bf16 break-even near 6e4; 2^15 keeps
+ * clear of it. No shape between was measured. */
 constexpr int64_t TINY_BWD_MAX_FLOATS = 48 * 1024 / 4;
-constexpr int64_t TINY_BWD_MAX_MACS = 1 << 18;
+constexpr int64_t TINY_BWD_MAX_MACS = 1 << 15;
 constexpr int TINY_BWD_THREADS = 256;
 
 /* Shared-memory floats the body uses: x-hat and dxhat (M x K each), dy (M x N), W

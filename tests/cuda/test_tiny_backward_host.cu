@@ -78,8 +78,8 @@ void run_case(const char *dname, int M, int K, int N, double offset, unsigned ma
 template <typename T> void run_dtype(const char *dname, double bound) {
     const int shapes[][3] = {{16, 8, 16}, {1, 1, 1}, {3, 5, 7}, {33, 24, 10}, {64, 32, 48}, {2, 96, 3}};
     uint64_t seed = 1;
+    /* the body at every shape, also those the launch rule sends elsewhere (64,32,48) */
     for (auto &s : shapes) {
-        if (!tiny_backward_fits(s[0], s[1], s[2])) continue;
         run_case<T>(dname, s[0], s[1], s[2], 3.0, 31u, true, bound, seed++);
         run_case<T>(dname, s[0], s[1], s[2], 0.0, 31u, false, bound, seed++);
         run_case<T>(dname, s[0], s[1], s[2], 3.0, 1u | 8u, true, bound, seed++);
@@ -95,6 +95,7 @@ int main() {
     tu_expect(!tiny_backward_fits(64, 64, 64), "64,64,64 exceeds 48 KB and must not");
     tu_expect(!tiny_backward_fits(0, 8, 16), "an empty batch is not the tiny kernel's");
     tu_expect(!tiny_backward_fits(4096, 768, 768), "4096,768,768 is not tiny");
+    tu_expect(!tiny_backward_fits(64, 32, 48), "64,32,48 was slower in one launch (bf16, H200)");
     for (int M = 1; M <= 128; M *= 2)
         for (int K = 1; K <= 512; K *= 2)
             for (int N = 1; N <= 512; N *= 2)
