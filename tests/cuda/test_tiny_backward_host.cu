@@ -78,13 +78,7 @@ int main() {
     tu_expect(!tiny_backward_fits(0, 8, 16), "an empty batch is not the tiny kernel's");
     tu_expect(!tiny_backward_fits(4096, 768, 768), "4096,768,768 is not tiny");
     tu_expect(!tiny_backward_fits(64, 32, 48), "64,32,48 was slower in one launch (bf16, H200)");
-    for (int M = 1; M <= 128; M *= 2)
-        for (int K = 1; K <= 512; K *= 2)
-            for (int N = 1; N <= 512; N *= 2)
-                if (tiny_backward_fits(M, K, N))
-                    tu_expect(tiny_backward_floats(M, K, N) * 4 <= 48 * 1024 &&
-                                  (int64_t)M * K * N <= TINY_MAX_MACS,
-                              "fits(%d,%d,%d) beyond its limits", M, K, N);
+    check_limits(tiny_backward_fits, tiny_backward_floats);
     /* the bounds of tests/c/test_table.c */
     run_dtype<float>("f32", 1e-5);
     run_dtype<__nv_bfloat16>("bf16", 1e-2);

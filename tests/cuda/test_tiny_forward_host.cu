@@ -79,13 +79,7 @@ int main() {
     tu_expect(!tiny_forward_fits(1, 4096, 4096), "1,4096,4096's W overflows 48 KB");
     tu_expect(tiny_forward_w_stride(8) == 9 && tiny_forward_w_stride(7) == 7,
               "W's stride in shared memory must be odd and at least K");
-    for (int M = 1; M <= 128; M *= 2)
-        for (int K = 1; K <= 512; K *= 2)
-            for (int N = 1; N <= 512; N *= 2)
-                if (tiny_forward_fits(M, K, N))
-                    tu_expect(tiny_forward_floats(M, K, N) * 4 <= 48 * 1024 &&
-                                  (int64_t)M * K * N <= TINY_MAX_MACS,
-                              "fits(%d,%d,%d) beyond its limits", M, K, N);
+    check_limits(tiny_forward_fits, tiny_forward_floats);
     /* the bounds of tests/c/test_table.c */
     run_dtype<float>("f32", 1e-5);
     run_dtype<__nv_bfloat16>("bf16", 1e-2);

@@ -41,6 +41,18 @@ void check(const char *what, const char *name, const std::vector<O> &out,
     tu_expect(e <= bound, "%s: %s rel err %.3e > %.1e", what, name, e, bound);
 }
 
+/* Every M, K, N of powers of two that fits() admits is within the kernels' limits: its
+ * floats() of shared memory in 48 KB, its multiply-adds within TINY_MAX_MACS. */
+template <typename Fits, typename Floats> void check_limits(Fits fits, Floats floats) {
+    for (int M = 1; M <= 128; M *= 2)
+        for (int K = 1; K <= 512; K *= 2)
+            for (int N = 1; N <= 512; N *= 2)
+                if (fits(M, K, N))
+                    tu_expect(floats(M, K, N) * 4 <= 48 * 1024 &&
+                                  (int64_t)M * K * N <= lnl::TINY_MAX_MACS,
+                              "fits(%d,%d,%d) beyond its limits", M, K, N);
+}
+
 } // namespace tiny_host
 
 #endif /* LNL_TINY_HOST_UTIL_H */
