@@ -25,8 +25,16 @@ __global__ void __launch_bounds__(TINY_THREADS) tiny_backward_kernel(tiny_bwd_ar
 
 } // namespace
 
+/* Timing-only switch: -DLNL_TINY_FORWARD_16BIT=1 builds a library whose bf16/f16 tiny
+ * forwards take this kernel too, in place of the mma.sync one-launch kernel (rows of at
+ * most 16) or the statistics pass and mma.sync GEMM (longer rows), for same-run A/B
+ * measurements; never shipped that way until those say so. */
+#ifndef LNL_TINY_FORWARD_16BIT
+#define LNL_TINY_FORWARD_16BIT 0
+#endif
+
 bool tiny_forward_serves(lnl_dtype dt, int64_t M, int64_t K, int64_t N) {
-    return dt == LNL_DTYPE_F32 && tiny_forward_fits(M, K, N);
+    return (dt == LNL_DTYPE_F32 || LNL_TINY_FORWARD_16BIT) && tiny_forward_fits(M, K, N);
 }
 
 cudaError_t launch_tiny_forward(lnl_dtype dt, const void *x, const void *gamma, const void *beta,
