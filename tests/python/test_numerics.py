@@ -94,14 +94,17 @@ def test_strided_x(device, dtype):
             assert_close_to_ref(g[name], g_t[name], g_r[name], dtype, "d" + name)
 
 
+@pytest.mark.parametrize("K,N", [(96, 24), (8, 16)], ids=["16x96x24", "16x8x16"])
 @pytest.mark.parametrize("device,dtype", DEVICE_DTYPES, ids=dtype_id)
-def test_large_row_offset(device, dtype):
-    # Rows with |mean| >> std break the E[x^2] - E[x]^2 variance formula.
+def test_large_row_offset(device, dtype, K, N):
+    # Rows with |mean| >> std break the E[x^2] - E[x]^2 variance formula. 16x8x16 is a
+    # tiny problem: on CUDA its FUSED/AUTO backward is the one-launch kernel, whose
+    # unshifted sums once failed here in float32 (at 16x96x24, then also tiny).
     if dtype in (torch.float16,):
         offset = 30.0  # 1e3 + N(0,1) is not representable finely in fp16 anyway
     else:
         offset = 1e3
-    inputs, dy = make_inputs((16,), 96, 24, dtype, device, offset=offset)
+    inputs, dy = make_inputs((16,), K, N, dtype, device, offset=offset)
     check_all(inputs, dy, dtype)
 
 
