@@ -16,24 +16,9 @@
 #ifndef LNL_TINY_BACKWARD_CUH
 #define LNL_TINY_BACKWARD_CUH
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <stddef.h>
-#include <stdint.h>
+#include "tiny_common.cuh"
 
 namespace lnl {
-
-/* At most this many float values of shared memory (the 48 KB a block gets without
- * opting in), and this many multiply-adds per GEMM-like phase (each of 256 threads does
- * at most 128 in a row): beyond, the general path's five launches win. Measured on the
- * H200 (docs/results/cuda/2026-12-02-session14, lnl-bench, backward ms, three rounds):
- * 16,8,16 (2^11) 0.010 against 0.026-0.033 for the five launches; 64,32,48 (98304)
- * 0.034-0.035 against 0.026-0.032 in bf16 (a loss) and 0.029-0.030 against 0.033-0.040
- * in f32. A straight line through those puts the bf16 break-even near 6e4; 2^15 keeps
- * clear of it. No shape between was measured. */
-constexpr int64_t TINY_BWD_MAX_FLOATS = 48 * 1024 / 4;
-constexpr int64_t TINY_BWD_MAX_MACS = 1 << 15;
-constexpr int TINY_BWD_THREADS = 256;
 
 /* Shared-memory floats the body uses: x-hat and dxhat (M x K each), dy (M x N), W
  * (N x K), gamma and beta (K each), and four per-row values. */
@@ -42,20 +27,8 @@ __host__ __device__ inline int64_t tiny_backward_floats(int64_t M, int64_t K, in
 }
 
 __host__ __device__ inline bool tiny_backward_fits(int64_t M, int64_t K, int64_t N) {
-    return M >= 1 && K >= 1 && N >= 1 && M * K * N <= TINY_BWD_MAX_MACS &&
-           tiny_backward_floats(M, K, N) <= TINY_BWD_MAX_FLOATS;
+    return tiny_fits(M, K, N, tiny_backward_floats(M, K, N));
 }
-
-/* Conversions usable on the host too (the test runs the body there). */
-__host__ __device__ inline float tb_load(float v) { return v; }
-__host__ __device__ inline float tb_load(__nv_bfloat16 v) { return __bfloat162float(v); }
-__host__ __device__ inline float tb_load(__half v) { return __half2float(v); }
-template <typename T> __host__ __device__ inline T tb_store(float v);
-template <> __host__ __device__ inline float tb_store<float>(float v) { return v; }
-template <> __host__ __device__ inline __nv_bfloat16 tb_store<__nv_bfloat16>(float v) {
-    return __float2bfloat16_rn(v);
-}
-template <> __host__ __device__ inline __half tb_store<__half>(float v) { return __float2half_rn(v); }
 
 /* Inputs (gamma/beta may be NULL: ones/zeros) and outputs (each may be NULL). */
 template <typename T> struct tiny_bwd_args {
@@ -90,20 +63,8 @@ __host__ __device__ void tiny_backward_body(const tiny_bwd_args<T> &a, float *sm
         bet[k] = a.beta ? tb_load(a.beta[k]) : 0.f;
     }
     sync();
-    /* 2. each row's mean and rstd, two passes, on x - x0 (x0 = the row's first element,
-     * as ln_forward.cu does): the sums stay of the order of the spread, not of the mean,
-     * so a row like 1e3 + randn keeps its precision in float32 */
-    for (int m = tid; m < M; m += nthreads) {
-        const float *r = xh + m * K;
-        const float x0 = r[0];
-        float s = 0.f;
-        for (int k = 0; k < K; k++) s += r[k] - x0;
-        const float dm = s / (float)K; /* mean - x0 */
-        float q = 0.f;
-        for (int k = 0; k < K; k++) q += ((r[k] - x0) - dm) * ((r[k] - x0) - dm);
-        mu[m] = dm;
-        rs[m] = 1.f / sqrtf(q / (float)K + a.eps);
-    }
+    /* 2. each row's mean and rstd */
+    for (int m = tid; m < M; m += nthreads) tiny_row_stats(xh + m * K, K, a.eps, &mu[m], &rs[m]);
     sync();
     /* 3. x-hat in place; x0 from the input, since another thread of this phase may already
      * have overwritten the row's first element in shared memory */

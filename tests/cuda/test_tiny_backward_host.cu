@@ -4,24 +4,16 @@
  * what the kernel's 256 do; this proves its arithmetic where no GPU is (CI). What only a
  * GPU can show (the launch, shared memory, the barriers) is tests/gpu/run.sh's table. */
 #include <cmath>
-#include <cstring>
+#include <cstdio>
 #include <vector>
 
 #include "tiny_backward.cuh"
-extern "C" {
-#include "testutil.h"
-}
+#include "tiny_host_util.h"
 
 using namespace lnl;
+using namespace tiny_host;
 
 namespace {
-
-struct host_sync {
-    void operator()() const {}
-};
-
-template <typename T> T to_t(double v) { return tb_store<T>((float)v); }
-template <typename T> double from_t(T v) { return (double)tb_load(v); }
 
 /* One case: inputs of mean `offset` (rows of 3 + 2 randn by default), random gamma,
  * beta, W and dy; `mask` picks the outputs (dx, dgamma, dbeta, dW, db) and whether
@@ -33,17 +25,11 @@ void run_case(const char *dname, int M, int K, int N, double offset, unsigned ma
     tu_rng_seed(&r, seed);
     std::vector<T> x(M * K), dy(M * N), w(N * K), g(K), b(K);
     std::vector<double> xd(M * K), dyd(M * N), wd(N * K), gd(K), bd(K);
-    auto fill = [&](std::vector<T> &t, std::vector<double> &d, double mean, double sd) {
-        for (size_t i = 0; i < t.size(); i++) {
-            t[i] = to_t<T>(mean + sd * tu_randn(&r));
-            d[i] = from_t(t[i]); /* the reference sees the rounded inputs */
-        }
-    };
-    fill(x, xd, offset, 2.0);
-    fill(dy, dyd, 0.1, 1.0);
-    fill(w, wd, 0.0, 1.0 / std::sqrt((double)K));
-    fill(g, gd, 1.0, 0.5);
-    fill(b, bd, 0.2, 0.5);
+    fill(&r, x, xd, offset, 2.0);
+    fill(&r, dy, dyd, 0.1, 1.0);
+    fill(&r, w, wd, 0.0, 1.0 / std::sqrt((double)K));
+    fill(&r, g, gd, 1.0, 0.5);
+    fill(&r, b, bd, 0.2, 0.5);
 
     std::vector<T> dx(M * K), dg(K), dbeta(K), dw(N * K), db(N);
     tiny_bwd_args<T> a{x.data(), dy.data(), w.data(), affine ? g.data() : nullptr,
@@ -58,18 +44,14 @@ void run_case(const char *dname, int M, int K, int N, double offset, unsigned ma
     tu_ref_backward(M, K, N, 1e-5, dyd.data(), xd.data(), affine ? gd.data() : nullptr,
                     affine ? bd.data() : nullptr, wd.data(), rdx.data(), rdg.data(), rdb.data(),
                     rdw.data(), rdbias.data());
-    auto check = [&](const char *name, const std::vector<T> &out, const std::vector<double> &ref) {
-        std::vector<double> o(out.size());
-        for (size_t i = 0; i < out.size(); i++) o[i] = from_t(out[i]);
-        const double e = tu_relerr(o.data(), ref.data(), ref.size());
-        tu_expect(e <= bound, "%s M=%d K=%d N=%d offset=%g mask=%u affine=%d: %s rel err %.3e > %.1e",
-                  dname, M, K, N, offset, mask, (int)affine, name, e, bound);
-    };
-    if (mask & 1) check("dx", dx, rdx);
-    if (mask & 2) check("dln_weight", dg, rdg);
-    if (mask & 4) check("dln_bias", dbeta, rdb);
-    if (mask & 8) check("dW", dw, rdw);
-    if (mask & 16) check("db", db, rdbias);
+    char what[160];
+    snprintf(what, sizeof what, "%s M=%d K=%d N=%d offset=%g mask=%u affine=%d", dname, M, K, N,
+             offset, mask, (int)affine);
+    if (mask & 1) check(what, "dx", dx, rdx, bound);
+    if (mask & 2) check(what, "dln_weight", dg, rdg, bound);
+    if (mask & 4) check(what, "dln_bias", dbeta, rdb, bound);
+    if (mask & 8) check(what, "dW", dw, rdw, bound);
+    if (mask & 16) check(what, "db", db, rdbias, bound);
     /* outputs not asked for stay untouched (value-initialized zeros) */
     if (!(mask & 1)) for (T v : dx) tu_expect(from_t(v) == 0.0, "%s: dx written though not asked", dname);
     if (!(mask & 8)) for (T v : dw) tu_expect(from_t(v) == 0.0, "%s: dW written though not asked", dname);
@@ -96,13 +78,7 @@ int main() {
     tu_expect(!tiny_backward_fits(0, 8, 16), "an empty batch is not the tiny kernel's");
     tu_expect(!tiny_backward_fits(4096, 768, 768), "4096,768,768 is not tiny");
     tu_expect(!tiny_backward_fits(64, 32, 48), "64,32,48 was slower in one launch (bf16, H200)");
-    for (int M = 1; M <= 128; M *= 2)
-        for (int K = 1; K <= 512; K *= 2)
-            for (int N = 1; N <= 512; N *= 2)
-                if (tiny_backward_fits(M, K, N))
-                    tu_expect(tiny_backward_floats(M, K, N) * 4 <= 48 * 1024 &&
-                                  (int64_t)M * K * N <= TINY_BWD_MAX_MACS,
-                              "fits(%d,%d,%d) beyond its limits", M, K, N);
+    check_limits(tiny_backward_fits, tiny_backward_floats);
     /* the bounds of tests/c/test_table.c */
     run_dtype<float>("f32", 1e-5);
     run_dtype<__nv_bfloat16>("bf16", 1e-2);
