@@ -192,9 +192,9 @@ static lnl_status forward(const lnl_fwd_args *a) {
     device_info d;
     ST_TRY(device_query(&d));
     cudaStream_t s = (cudaStream_t)p->stream;
-    /* A tiny float32 problem's time is its launches: FUSED's forward is then one launch
-     * (tiny_forward.cuh) instead of two, and needs no workspace. */
-    if (p->strategy == LNL_STRATEGY_FUSED && !a->ln_out && tiny_forward_serves(p->dtype, M, K, N)) {
+    /* A tiny problem's time is its launches: FUSED's forward is then one launch
+     * (tiny_forward.cuh) and needs no workspace. */
+    if (p->strategy == LNL_STRATEGY_FUSED && !a->ln_out && tiny_forward_serves(M, K, N)) {
         CU_TRY("tiny forward", launch_tiny_forward(p->dtype, a->x, a->ln_weight, a->ln_bias,
                                                    a->linear_weight, a->linear_bias, a->y,
                                                    (float *)a->mean, (float *)a->rstd, M, K, N,
@@ -428,7 +428,7 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
 
 /* AUTO: FUSED for tiny, launch-bound problems (M*K*N <= 2^24), forward and backward
  * (up to 2^15 multiply-adds whose operands fit 48 KB, FUSED's backward is one launch:
- * tiny_backward.cuh; so is float32's forward: tiny_forward.cuh);
+ * tiny_backward.cuh; so is the forward: tiny_forward.cuh);
  * otherwise UNFUSED, except the forward of bf16/f16 problems on Hopper with N <= 1024,
  * M*K >= 2^23, M*K*N >= 2^33 where N > 256, and enough 128-row tiles to (nearly) fill
  * the SMs (>= 3/4 of them).

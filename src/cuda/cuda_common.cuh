@@ -224,10 +224,10 @@ cudaError_t launch_fused_forward_with_stats(lnl_dtype dt, const void *x, float *
                                             float eps, const void *gamma, const void *beta,
                                             const void *W, const void *bias, void *y, int64_t M,
                                             int64_t K, int64_t N, cudaStream_t s, bool *done);
-/* The whole float32 forward of a tiny problem in one launch (tiny_forward.cuh): where
- * tiny_forward_serves(dt, M, K, N). mean/rstd may be NULL; gamma/beta/bias NULL:
+/* The whole forward of a tiny problem in one launch (tiny_forward.cuh): where
+ * tiny_forward_serves(M, K, N). mean/rstd may be NULL; gamma/beta/bias NULL:
  * ones/zeros/zeros. */
-bool tiny_forward_serves(lnl_dtype dt, int64_t M, int64_t K, int64_t N);
+bool tiny_forward_serves(int64_t M, int64_t K, int64_t N);
 cudaError_t launch_tiny_forward(lnl_dtype dt, const void *x, const void *gamma, const void *beta,
                                 const void *W, const void *bias, void *y, float *mean,
                                 float *rstd, int64_t M, int64_t K, int64_t N, float eps,

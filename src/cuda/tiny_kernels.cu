@@ -25,17 +25,12 @@ __global__ void __launch_bounds__(TINY_THREADS) tiny_backward_kernel(tiny_bwd_ar
 
 } // namespace
 
-/* Timing-only switch: -DLNL_TINY_FORWARD_16BIT=1 builds a library whose bf16/f16 tiny
- * forwards take this kernel too, in place of the mma.sync one-launch kernel (rows of at
- * most 16) or the statistics pass and mma.sync GEMM (longer rows), for same-run A/B
- * measurements; never shipped that way until those say so. */
-#ifndef LNL_TINY_FORWARD_16BIT
-#define LNL_TINY_FORWARD_16BIT 0
-#endif
-
-bool tiny_forward_serves(lnl_dtype dt, int64_t M, int64_t K, int64_t N) {
-    return (dt == LNL_DTYPE_F32 || LNL_TINY_FORWARD_16BIT) && tiny_forward_fits(M, K, N);
-}
+/* Every dtype: for bf16/f16 this one launch also beat the mma.sync one-launch kernel (rows
+ * of at most 16) and the statistics pass + mma.sync GEMM (longer rows), H200, FUSED
+ * forward ms, three same-run rounds (docs/results/cuda/2026-12-02-session15/call1):
+ * 16,8,16 0.0072-0.0082 vs 0.0105-0.0108; 16,32,40 0.0105-0.0115 vs 0.0140-0.0174;
+ * 1,3,257 0.0078-0.0093 vs 0.0128-0.0154. It rounds only y to T (LN(x) stays float). */
+bool tiny_forward_serves(int64_t M, int64_t K, int64_t N) { return tiny_forward_fits(M, K, N); }
 
 cudaError_t launch_tiny_forward(lnl_dtype dt, const void *x, const void *gamma, const void *beta,
                                 const void *W, const void *bias, void *y, float *mean,

@@ -57,6 +57,10 @@ static const shape_t shapes[] = {
     {16, 3, 16, 0, NULL_LNB, F_QUICK},
     {129, 8, 1, 0, NULL_LNW | NULL_LNB | NULL_LB, F_QUICK},
     {129, 67, 16, 1, 0, F_QUICK},
+    /* bf16/f16 rows of at most 16 elements past the one-block tiny kernels' 2^15
+     * multiply-adds (tiny_common.cuh): FUSED's forward is the mma.sync kernel computing the
+     * statistics itself (fused_forward.cu, inline_stats_fit); no other row reaches it. */
+    {1024, 8, 24, 1, 0, F_QUICK},
     {129, 67, 257, 0, 0, 0},
     {16, 768, 768, 0, 0, 0},
     {129, 1000, 16, 1, 0, 0},
