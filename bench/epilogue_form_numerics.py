@@ -25,12 +25,14 @@ import argparse
 import torch
 
 
-def errors(M, K, N, offset, device, spread=2.0, seed=1):
+def problem(M, K, N, offset, device, dtype, spread=2.0, seed=1):
+    """x (rows of mean `offset`, spread `spread`), gamma, beta, W, b in `dtype`; x's float64
+    row mean and rstd; and rel(y), y's relative error against the float64 reference."""
     g = torch.Generator().manual_seed(seed)
 
     def rnd(*shape, scale=1.0, shift=0.0):
         return (shift + scale * torch.randn(*shape, generator=g, dtype=torch.float64)).to(
-            device=device, dtype=torch.bfloat16)
+            device=device, dtype=dtype)
 
     x = rnd(M, K, scale=spread, shift=offset)
     gamma, beta = rnd(K, scale=0.5, shift=1.0), rnd(K, scale=0.5)
@@ -43,6 +45,12 @@ def errors(M, K, N, offset, device, spread=2.0, seed=1):
     def rel(y):
         return ((y.double() - ref).norm() / ref.norm()).item()
 
+    return x, gamma, beta, W, b, mean, rstd, rel
+
+
+def errors(M, K, N, offset, device, spread=2.0, seed=1):
+    x, gamma, beta, W, b, mean, rstd, rel = problem(M, K, N, offset, device, torch.bfloat16,
+                                                    spread, seed)
     m32, r32 = mean.float(), rstd.float()
     ln = ((x.float() - m32) * r32 * gamma.float() + beta.float()).to(torch.bfloat16)
     today = (ln.float() @ W.float().T + b.float()).to(torch.bfloat16)

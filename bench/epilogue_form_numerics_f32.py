@@ -21,25 +21,11 @@ import argparse
 
 import torch
 
+from epilogue_form_numerics import problem  # the same operands and reference as bf16's
+
 
 def errors(M, K, N, offset, device, spread=2.0, seed=1):
-    g = torch.Generator().manual_seed(seed)
-
-    def rnd(*shape, scale=1.0, shift=0.0):
-        return (shift + scale * torch.randn(*shape, generator=g, dtype=torch.float64)).to(
-            device=device, dtype=torch.float32)
-
-    x = rnd(M, K, scale=spread, shift=offset)
-    gamma, beta = rnd(K, scale=0.5, shift=1.0), rnd(K, scale=0.5)
-    W, b = rnd(N, K, scale=K ** -0.5), rnd(N)
-    xd = x.double()
-    mean = xd.mean(1, keepdim=True)
-    rstd = (((xd - mean) ** 2).mean(1, keepdim=True) + 1e-5).rsqrt()
-    ref = ((xd - mean) * rstd * gamma.double() + beta.double()) @ W.double().T + b.double()
-
-    def rel(y):
-        return ((y.double() - ref).norm() / ref.norm()).item()
-
+    x, gamma, beta, W, b, _, _, rel = problem(M, K, N, offset, device, torch.float32, spread, seed)
     # the statistics as the library computes them: sums of x - x0 in float32
     x0 = x[:, :1]
     dm = (x - x0).sum(1, keepdim=True) / K
