@@ -53,12 +53,26 @@ lnl_status device_query(device_info *d) {
     return LNL_STATUS_SUCCESS;
 }
 
+/* FUSED's float32 forward of problems past the tiny class (M*K*N > 2^24) in the epilogue
+ * form, its GEMM cuBLAS's (f32_fold.cu). H200, forward / cuBLAS fp32 GEMM, two same-run
+ * rounds (docs/results/cuda/2026-12-02-session15/call2-f32-fold): 8192,4096,4096 1.035 vs
+ * the SIMT kernel's 1.46; 16384,8192,1024 1.06 vs 1.49; 32768,4096,256 1.11-1.14 vs
+ * 1.55-1.57; 8192,1024,1024 1.15 vs 1.46; 4096,768,768 1.13 vs 1.35-1.39. Its price is
+ * accuracy (f32_fold.cu): -DLNL_F32_FOLD=0 builds the SIMT kernel's order instead. */
+#ifndef LNL_F32_FOLD
+#define LNL_F32_FOLD 1
+#endif
+static bool f32_fold_serves(const lnl_problem *p) {
+    return LNL_F32_FOLD && p->dtype == LNL_DTYPE_F32 && p->strategy == LNL_STRATEGY_FUSED &&
+           (double)p->rows * (double)p->in_features * (double)p->out_features > (double)(1 << 24);
+}
+
 /* Workspace layouts. Every region is always reserved (sizes are upper bounds over
  * pointer combinations), so the size query and the call carve identically. */
 struct fwd_layout {
     float *mean, *rstd, *shift;
     void *act, *lt;
-    void *wfold; /* FUSED bf16/f16: the Hopper epilogue form's W', {c, d}, flag */
+    void *wfold; /* FUSED (float32 past the tiny class): the epilogue form's W', {c, d}, flag */
     float *cd;
     int *off_centre, *block_flags;
     size_t total;
@@ -73,9 +87,10 @@ static fwd_layout fwd_carve(const lnl_problem *p, void *base) {
     l.act = p->strategy == LNL_STRATEGY_UNFUSED ? c.take((size_t)M * K * lnl_dtype_size(p->dtype))
                                                 : nullptr;
     l.lt = c.take(LT_WORKSPACE);
-    const bool fold = p->strategy == LNL_STRATEGY_FUSED && lnl_dtype_size(p->dtype) == 2;
+    const bool fold = (p->strategy == LNL_STRATEGY_FUSED && lnl_dtype_size(p->dtype) == 2) ||
+                      f32_fold_serves(p);
     const int64_t N = p->out_features;
-    l.wfold = fold ? c.take((size_t)N * K * 2) : nullptr;
+    l.wfold = fold ? c.take((size_t)N * K * lnl_dtype_size(p->dtype)) : nullptr;
     l.cd = fold ? (float *)c.take((size_t)(N + 7) / 8 * 8 * 2 * 4) : nullptr;
     l.off_centre = fold ? (int *)c.take(4) : nullptr;
     l.block_flags = fold ? (int *)c.take(4 * FOLD_PREP_MAX_BLOCKS) : nullptr;
@@ -217,6 +232,25 @@ static lnl_status forward(const lnl_fwd_args *a) {
                                                a->linear_weight, a->linear_bias, a->y, M, K, N, s, &done));
         if (done) return LNL_STATUS_SUCCESS;
         float *shift = p->dtype == LNL_DTYPE_F32 ? l.shift : nullptr;
+        if (f32_fold_serves(p)) {
+            const float *W = (const float *)a->linear_weight, *x = (const float *)a->x;
+            float *wf = (float *)l.wfold;
+            CU_TRY("float32 weight folding",
+                   launch_f32_fold(W, (const float *)a->ln_weight, (const float *)a->ln_bias,
+                                   (const float *)a->linear_bias, wf, l.cd, l.off_centre, N, K, d, s));
+            CU_TRY("layernorm statistics",
+                   launch_ln_forward(p->dtype, x, nullptr, nullptr, nullptr, mean, rstd, shift, M, K,
+                                     eps, d, s, l.off_centre));
+            ST_TRY(lt_matmul(p->dtype, false, true, false, N, M, K, wf, K, x, K, a->y, N, LT_NONE,
+                             nullptr, l.lt, LT_WORKSPACE, s));
+            CU_TRY("float32 epilogue", launch_f32_fold_epilogue((float *)a->y, mean, rstd, l.cd,
+                                                                l.off_centre, M, N, d, s));
+            CU_TRY("fused forward GEMM of off-centre rows",
+                   launch_fused_forward_gemm(p->dtype, x, mean, rstd, shift, a->ln_weight, a->ln_bias,
+                                             W, a->linear_bias, nullptr, a->y, M, K, N, d, s,
+                                             l.off_centre));
+            return LNL_STATUS_SUCCESS;
+        }
         /* On Hopper, the epilogue form: gamma folded into W and the rows' statistics in
          * one launch, which also says which of its blocks met a row too far off centre
          * for that form (the GEMM kernel then sets off_centre, and the transform form

@@ -9,6 +9,7 @@
 #include <cublasLt.h>
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 #include <stddef.h>
 #include <stdint.h>
@@ -171,9 +172,17 @@ int dw_splits(lnl_dtype dt, int64_t M, int64_t N, int64_t K, const device_info &
 /* The largest |mean| * rstd of a row for which the Hopper forward's epilogue form keeps
  * its accuracy (see fused_forward_sm90.cu). */
 constexpr float FOLD_MAX_MEAN_RSTD = 64.f;
+/* float32's epilogue form (f32_fold.cu) cancels the mean in float32, whose
+ * error grows as 2.6e-7 |mean| rstd (bench/epilogue_form_numerics_f32.py): 16 keeps y
+ * within 4.2e-6 of float64, under the float32 bound of 1e-5. */
+constexpr float F32_FOLD_MAX_MEAN_RSTD = 16.f;
+template <typename T> __host__ __device__ constexpr float fold_max_mean_rstd() {
+    return std::is_same<T, float>::value ? F32_FOLD_MAX_MEAN_RSTD : FOLD_MAX_MEAN_RSTD;
+}
 /* The statistics passes' test of that limit (true for NaN too). */
-__device__ __forceinline__ bool off_centre_row(float mean, float rstd) {
-    return !(fabsf(mean) * rstd <= FOLD_MAX_MEAN_RSTD);
+__device__ __forceinline__ bool off_centre_row(float mean, float rstd,
+                                               float limit = FOLD_MAX_MEAN_RSTD) {
+    return !(fabsf(mean) * rstd <= limit);
 }
 /* LayerNorm forward: mean/rstd (float, always written) and, when out != NULL, the
  * normalized row. gamma/beta may be NULL (ones/zeros).
@@ -211,13 +220,15 @@ cudaError_t launch_reduce_partials(lnl_dtype dt, const reduce_job *jobs, int n, 
 cudaError_t launch_colsum_partials(lnl_dtype dt, const void *dy, int64_t M, int64_t N, int64_t G,
                                    float *part, cudaStream_t s);
 /* y = LN(x) @ W^T + b with LN applied while loading x (mean/rstd precomputed); on
- * Hopper in the epilogue form when fold is given (fused_sm90.cuh). */
+ * Hopper in the epilogue form when fold is given (fused_sm90.cuh). run_if (float32
+ * only): the kernel returns at once unless *run_if != 0 (f32_fold.cu's fallback). */
 struct sm90_fold;
 cudaError_t launch_fused_forward_gemm(lnl_dtype dt, const void *x, const float *mean,
                                       const float *rstd, const float *shift, const void *gamma, const void *beta,
                                       const void *W, const void *bias, const sm90_fold *fold,
                                       void *y, int64_t M, int64_t K, int64_t N,
-                                      const device_info &d, cudaStream_t s);
+                                      const device_info &d, cudaStream_t s,
+                                      const int *run_if = nullptr);
 /* The same in one launch, mean/rstd computed in the kernel and written out, for tiny
  * bf16/f16 problems; *done false (nothing launched) when the problem is not one. */
 cudaError_t launch_fused_forward_with_stats(lnl_dtype dt, const void *x, float *mean, float *rstd,
@@ -232,6 +243,16 @@ cudaError_t launch_tiny_forward(lnl_dtype dt, const void *x, const void *gamma, 
                                 const void *W, const void *bias, void *y, float *mean,
                                 float *rstd, int64_t M, int64_t K, int64_t N, float eps,
                                 cudaStream_t s);
+/* float32's epilogue form (f32_fold.cu): W' = W gamma into
+ * wfold [N, K] and {c[n], d[n]} = {sum_k W'[n, k], sum_k W[n, k] beta[k] + bias[n]} into cd,
+ * clearing *off_centre (which the statistics pass then sets); and, after the GEMM
+ * y = x W'^T, y = rstd (y - mean c) + d in place unless *off_centre. */
+cudaError_t launch_f32_fold(const float *W, const float *gamma, const float *beta,
+                            const float *bias, float *wfold, float *cd, int *off_centre,
+                            int64_t N, int64_t K, const device_info &d, cudaStream_t s);
+cudaError_t launch_f32_fold_epilogue(float *y, const float *mean, const float *rstd,
+                                     const float *cd, const int *off_centre, int64_t M,
+                                     int64_t N, const device_info &d, cudaStream_t s);
 /* The whole backward of a tiny problem in one launch (tiny_backward.cuh): where
  * tiny_backward_serves(M, K, N). Any output may be NULL; gamma/beta NULL: ones/zeros. */
 bool tiny_backward_serves(int64_t M, int64_t K, int64_t N);

@@ -11,20 +11,22 @@ template <typename T>
 static cudaError_t fused_forward_t(const T *x, const float *mean, const float *rstd,
                                    const float *shift, const T *gamma,
                                    const T *beta, const T *W, const T *bias, T *y, int64_t M,
-                                   int64_t K, int64_t N, int sm_count, cudaStream_t s) {
+                                   int64_t K, int64_t N, int sm_count, cudaStream_t s,
+                                   const int *run_if) {
     if constexpr (std::is_same<T, float>::value) {
         /* the 128x128 kernel once its tiles alone fill every SM */
         const int64_t tiles = ((M + S128_BM - 1) / S128_BM) * ((N + S128_BN - 1) / S128_BN);
         if (tiles >= sm_count && simt128_aligned(MODE_FWD, K, N, x, W, gamma, beta)) {
             dim3 grid((unsigned)((M + S128_BM - 1) / S128_BM), (unsigned)((N + S128_BN - 1) / S128_BN));
             simt128_ln_gemm_kernel<MODE_FWD><<<grid, S128_THREADS, 0, s>>>(
-                x, W, mean, rstd, shift, gamma, beta, bias, y, nullptr, M, K, N, 0);
+                x, W, mean, rstd, shift, gamma, beta, bias, y, nullptr, M, K, N, 0, run_if);
             return cudaGetLastError();
         }
         dim3 grid((unsigned)((M + SG_BM - 1) / SG_BM), (unsigned)((N + SG_BN - 1) / SG_BN));
         simt_ln_gemm_kernel<MODE_FWD><<<grid, SG_THREADS, 0, s>>>(x, W, mean, rstd, shift, gamma, beta,
-                                                                  bias, y, nullptr, M, K, N, 0);
+                                                                  bias, y, nullptr, M, K, N, 0, run_if);
     } else {
+        (void)run_if; /* float32's epilogue form only */
         dim3 grid((unsigned)((M + TC_BM - 1) / TC_BM), (unsigned)((N + TC_BN - 1) / TC_BN));
         const bool vec = K % 8 == 0 && aligned16(x) && aligned16(W) && aligned16(gamma) && aligned16(beta);
         if (vec)
@@ -90,7 +92,7 @@ cudaError_t launch_fused_forward_gemm(lnl_dtype dt, const void *x, const float *
                                       const void *beta,
                                       const void *W, const void *bias, const sm90_fold *fold,
                                       void *y, int64_t M, int64_t K, int64_t N,
-                                      const device_info &d, cudaStream_t s) {
+                                      const device_info &d, cudaStream_t s, const int *run_if) {
     if (M == 0) return cudaSuccess;
     bool done = false;
     const sm90_fold none{nullptr, nullptr, nullptr, nullptr, 0, false, 0.f};
@@ -106,7 +108,7 @@ cudaError_t launch_fused_forward_gemm(lnl_dtype dt, const void *x, const float *
     LNL_DISPATCH(dt, T,
                  e = fused_forward_t<T>((const T *)x, mean, rstd, shift, (const T *)gamma,
                                         (const T *)beta, (const T *)W, (const T *)bias, (T *)y, M,
-                                        K, N, d.sm_count, s));
+                                        K, N, d.sm_count, s, run_if));
     return e;
 }
 

@@ -79,7 +79,7 @@ __global__ void ln_fwd_kernel(const T *__restrict__ x, const T *__restrict__ gam
             mean[row] = mu;
             rstd[row] = rs;
             if (shift) shift[row] = dm;
-            if (off_centre && off_centre_row(mu, rs)) *off_centre = 1;
+            if (off_centre && off_centre_row(mu, rs, fold_max_mean_rstd<T>())) *off_centre = 1;
         }
         if (!out) continue;
         T *orow = out + row * K;
@@ -142,7 +142,7 @@ __device__ __forceinline__ void ln_fwd_row(const T *__restrict__ x, const T *__r
         mean[row] = x0 + dm;
         rstd[row] = rs;
         if (shift) shift[row] = dm;
-        if (off_centre && off_centre_row(x0 + dm, rs)) *off_centre = 1;
+        if (off_centre && off_centre_row(x0 + dm, rs, fold_max_mean_rstd<T>())) *off_centre = 1;
     }
     if (!out) return;
     T *orow = out + row * K;
