@@ -69,7 +69,7 @@ dw_prep_kernel(const bf16 *__restrict__ dy, const float *__restrict__ mean,
     for (int j = 0; j < V; j++) u[j] = v[j] = 0.f;
     int64_t m = r0 + ly;
     if constexpr (V > 1) { /* N % V == 0: cols is V or 0 */
-        if (cols == V)
+        if (cols == V) {
             for (; m + (PREP_UNROLL - 1) * (int64_t)L < r1; m += PREP_UNROLL * (int64_t)L) {
                 uint4 w[PREP_UNROLL];
                 float r[PREP_UNROLL], mu[PREP_UNROLL];
@@ -96,6 +96,28 @@ dw_prep_kernel(const bf16 *__restrict__ dy, const float *__restrict__ mean,
                     *reinterpret_cast<uint4 *>(dyp + (m + (int64_t)i * L) * N + n0) = o;
                 }
             }
+            /* the lane's last rows (fewer than PREP_UNROLL), still 16 bytes at a time: the
+             * same arithmetic in the same order as above and below, so the results do not
+             * depend on which loop took a row. Through the scalar loop below, as before
+             * session 15, every row of 4096,768,768 went 2 bytes at a time (its lanes had 2
+             * rows each): 0.0325 ms for 6 MB of dy (H200, profile without PDL). */
+            for (; m < r1; m += L) {
+                const uint4 w = __ldg(reinterpret_cast<const uint4 *>(dy + m * N + n0));
+                const float r = __ldg(rstd + m), mu = __ldg(mean + m);
+                bf16 e[V], p[V];
+                memcpy(e, &w, 16);
+#pragma unroll
+                for (int j = 0; j < V; j++) {
+                    const float d = __bfloat162float(e[j]);
+                    v[j] += d;
+                    p[j] = __float2bfloat16_rn(r * d);
+                    u[j] += __bfloat162float(p[j]) * mu;
+                }
+                uint4 o;
+                memcpy(&o, p, 16);
+                *reinterpret_cast<uint4 *>(dyp + m * N + n0) = o;
+            }
+        }
     }
     if (cols > 0)
         for (; m < r1; m += L) {
@@ -238,16 +260,23 @@ dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__res
 
 } // namespace
 
-/* Partial rows of the prep kernel: ~8 blocks of PREP_THREADS an SM, each lane at least
- * one row. */
+/* The prep kernel's grid: blocks of one warp of column threads (256 columns with 16-byte
+ * accesses) by PREP_LANES row lanes, ~8 blocks an SM in all, each lane at least
+ * PREP_UNROLL rows where M allows. Each block writes one row of partials, so fewer,
+ * taller blocks also mean fewer partial bytes. Before session 15 a block was as wide as
+ * the columns (up to 256 threads) with 256 / width lanes, each lane at least one row: at
+ * 4096 x 768 that was 1056 blocks of 2 lanes with 2 rows each, whose 6.5 MB of partials
+ * outweighed dy's 6 MB, and at 8192 x 3072 528 partial rows, 13 MB against dy's 50. */
+constexpr int PREP_LANES = PREP_THREADS / 32;
 static void prep_shape(int64_t M, int64_t N, bool vec, const device_info &d, int *bx, int *lanes,
                        int64_t *col_blocks, int64_t *G) {
     const int64_t t = vec ? N / 8 : N; /* column threads */
-    *bx = (int)std::min<int64_t>(PREP_THREADS, (t + 31) / 32 * 32);
-    *lanes = std::max(1, PREP_THREADS / *bx);
+    *bx = 32;
+    *lanes = PREP_LANES;
     *col_blocks = (t + *bx - 1) / *bx;
     const int64_t want = std::max<int64_t>(1, 8 * (int64_t)d.sm_count / *col_blocks);
-    *G = std::max<int64_t>(1, std::min<int64_t>({want, (M + *lanes - 1) / *lanes, 65535}));
+    const int64_t tall = (M + (int64_t)PREP_LANES * PREP_UNROLL - 1) / ((int64_t)PREP_LANES * PREP_UNROLL);
+    *G = std::max<int64_t>(1, std::min<int64_t>({want, tall, 65535}));
 }
 static bool prep_vec(int64_t N, const void *dy, const void *dyp) {
     return N % 8 == 0 && aligned16(dy) && aligned16(dyp);
