@@ -110,10 +110,18 @@ struct bwd_plan {
  * moves x (M x K): taken in bf16 where N < K, and by FUSED at any N (its other dW
  * kernel, the mma.sync one, took 5x cuBLAS's time at 8192,4096,4096: 1.70 vs 0.34 ms,
  * bench/cuda/profile_cuda.py, 2026-12-01). Not for launch-bound problems (the tiny
- * class of AUTO, M*K*N <= 2^24), where its six launches cost more than they save. */
+ * class of AUTO, M*K*N <= 2^24), where its six launches cost more than they save.
+ * float32 likewise (branch s15-f32-dw-x, not run on a GPU; -DLNL_F32_DW_X=0 builds
+ * without it): FUSED's float32 backward otherwise runs the SIMT dW kernel (its
+ * forward+backward 1.15-1.73x the floor, session 15), and AUTO's, where N < K, writes LN(x)
+ * for cuBLAS (M x K written and read; x is read for the row shift anyway in float32). */
+#ifndef LNL_F32_DW_X
+#define LNL_F32_DW_X 1
+#endif
 static bool dw_from_x_serves(const lnl_problem *p) {
     const double macs = (double)p->rows * (double)p->in_features * (double)p->out_features;
-    return p->dtype == LNL_DTYPE_BF16 && macs > (double)(1 << 24) &&
+    return (p->dtype == LNL_DTYPE_BF16 || (LNL_F32_DW_X && p->dtype == LNL_DTYPE_F32)) &&
+           macs > (double)(1 << 24) &&
            (p->strategy == LNL_STRATEGY_FUSED || p->out_features < p->in_features);
 }
 static bwd_plan bwd_plan_for(const lnl_problem *p, const device_info &d) {
@@ -122,7 +130,7 @@ static bwd_plan bwd_plan_for(const lnl_problem *p, const device_info &d) {
     pl.G = ln_bwd_grid(p->dtype, M, K, d);
     pl.G2 = colsum_grid(p->dtype, M, N, d);
     pl.dw_x = dw_from_x_serves(p);
-    pl.Gp = pl.dw_x ? dw_prep_rows(M, N, d) : 0;
+    pl.Gp = pl.dw_x ? dw_prep_rows(p->dtype, M, N, d) : 0;
     pl.splits = p->strategy == LNL_STRATEGY_FUSED || pl.dw_x ? dw_splits(p->dtype, M, N, K, d) : 1;
     return pl;
 }
@@ -382,14 +390,14 @@ static lnl_status backward(const lnl_bwd_args *a) {
              * by cuBLAS, the fused kernel for off-centre rows only, then dW and db */
             CU_TRY("cudaMemsetAsync", cudaMemsetAsync(l.off_centre, 0, sizeof(int), s));
             int64_t Gp = 0;
-            CU_TRY("dW prep (rstd * dy)", launch_dw_prep(a->dy, mean, rstd, l.dyp, l.part_uv, l.off_centre,
-                                                        M, N, d, s, &Gp));
+            CU_TRY("dW prep (rstd * dy)", launch_dw_prep(dt, a->dy, mean, rstd, l.dyp, l.part_uv,
+                                                        l.off_centre, M, N, d, s, &Gp));
             ST_TRY(bwd_gemm(dt, true, true, K, N, M, a->x, K, l.dyp, N, l.part_dw, K, l, s));
             CU_TRY("fused dW GEMM (off-centre rows)",
-                   launch_fused_dw_gemm(dt, a->dy, a->x, mean, rstd, nullptr, a->ln_weight, a->ln_bias,
+                   launch_fused_dw_gemm(dt, a->dy, a->x, mean, rstd, shift, a->ln_weight, a->ln_bias,
                                         a->dlinear_weight, l.part_dw, plan.splits, M, K, N, d, s,
                                         l.off_centre));
-            CU_TRY("dW finish", launch_dw_finish(l.part_dw, plan.splits, l.part_uv, Gp, l.uv,
+            CU_TRY("dW finish", launch_dw_finish(dt, l.part_dw, plan.splits, l.part_uv, Gp, l.uv,
                                                  a->ln_weight, a->ln_bias, l.off_centre,
                                                  a->dlinear_weight, a->dlinear_bias, N, K, d, s));
         } else if (fused_dw) {

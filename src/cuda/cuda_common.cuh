@@ -179,6 +179,13 @@ constexpr float F32_FOLD_MAX_MEAN_RSTD = 16.f;
 template <typename T> __host__ __device__ constexpr float fold_max_mean_rstd() {
     return std::is_same<T, float>::value ? F32_FOLD_MAX_MEAN_RSTD : FOLD_MAX_MEAN_RSTD;
 }
+/* dW from the raw x (dw_from_x.cu) cancels each row's mean the same way; in float32 its
+ * error grows as 3.4e-7 |mean| rstd (bench/dw_from_x_numerics_f32.py), so 8 there (2.8e-6);
+ * bf16 keeps the forward's 64. */
+constexpr float F32_DW_MAX_MEAN_RSTD = 8.f;
+template <typename T> __host__ __device__ constexpr float dw_max_mean_rstd() {
+    return std::is_same<T, float>::value ? F32_DW_MAX_MEAN_RSTD : FOLD_MAX_MEAN_RSTD;
+}
 /* The statistics passes' test of that limit (true for NaN too). */
 __device__ __forceinline__ bool off_centre_row(float mean, float rstd,
                                                float limit = FOLD_MAX_MEAN_RSTD) {
@@ -261,29 +268,29 @@ cudaError_t launch_tiny_backward(lnl_dtype dt, const void *x, const void *dy, co
                                  void *dbeta, void *dW, void *db, int64_t M, int64_t K, int64_t N,
                                  float eps, cudaStream_t s);
 /* dW = dy^T @ LN(x), LN rebuilt while loading x; splits > 1 writes float partials
- * [splits,N,K] to part and reduces them in order. With run_if (bf16/f16 only), the
+ * [splits,N,K] to part and reduces them in order. With run_if, the
  * kernel returns at once unless *run_if != 0, and otherwise always writes the float
  * partials, which the caller reduces (dw_from_x.cu's fallback; dW is not written). */
 cudaError_t launch_fused_dw_gemm(lnl_dtype dt, const void *dy, const void *x, const float *mean,
                                  const float *rstd, const float *shift, const void *gamma, const void *beta, void *dW,
                                  float *part, int splits, int64_t M, int64_t K, int64_t N,
                                  const device_info &d, cudaStream_t s, const int *run_if = nullptr);
-/* dW from the raw x, bf16 (dw_from_x.cu). Prep: dyp = T(rstd * dy) [M,N], *G partial
- * rows [*G,N] of {u, v} pairs, u = sum dyp * mean and v = sum dy, and *off_centre = 1
- * where a row's |mean| * rstd exceeds FOLD_MAX_MEAN_RSTD (cleared by the caller); *G is
- * at most dw_prep_rows(M, N, d). Finish: u and v summed by chunks of partial rows into
- * uv ([chunks,N] float pairs), then dW = gamma * (G - u) + beta * v from G [N,K] float32
- * at part, or, with *off_centre set, the sum of the fused kernel's [splits,N,K] partials
- * at part; and dbias = v when dbias is given. */
-int64_t dw_prep_rows(int64_t M, int64_t N, const device_info &d);
-cudaError_t launch_dw_prep(const void *dy, const float *mean, const float *rstd, void *dyp,
-                           float2 *part_uv, int *off_centre, int64_t M, int64_t N,
+/* dW from the raw x, bf16 and float32 (dw_from_x.cu). Prep: dyp = T(rstd * dy) [M,N],
+ * *G partial rows [*G,N] of {u, v} pairs, u = sum dyp * mean and v = sum dy, and
+ * *off_centre = 1 where a row's |mean| * rstd exceeds dw_max_mean_rstd<T>() (cleared by
+ * the caller); *G is at most dw_prep_rows(dt, M, N, d). Finish: u and v summed by chunks
+ * of partial rows into uv ([chunks,N] float pairs), then dW = gamma * (G - u) + beta * v
+ * from G [N,K] float32 at part, or, with *off_centre set, the sum of the fused kernel's
+ * [splits,N,K] partials at part; and dbias = v when dbias is given. */
+int64_t dw_prep_rows(lnl_dtype dt, int64_t M, int64_t N, const device_info &d);
+cudaError_t launch_dw_prep(lnl_dtype dt, const void *dy, const float *mean, const float *rstd,
+                           void *dyp, float2 *part_uv, int *off_centre, int64_t M, int64_t N,
                            const device_info &d, cudaStream_t s, int64_t *G);
 constexpr int DW_SUM_CHUNKS = 32; /* uv holds DW_SUM_CHUNKS x 2N floats */
-cudaError_t launch_dw_finish(const float *part, int splits, const float2 *part_uv, int64_t G,
-                             float2 *uv, const void *gamma, const void *beta, const int *off_centre,
-                             void *dW, void *dbias, int64_t N, int64_t K, const device_info &d,
-                             cudaStream_t s);
+cudaError_t launch_dw_finish(lnl_dtype dt, const float *part, int splits, const float2 *part_uv,
+                             int64_t G, float2 *uv, const void *gamma, const void *beta,
+                             const int *off_centre, void *dW, void *dbias, int64_t N, int64_t K,
+                             const device_info &d, cudaStream_t s);
 
 /* ---- cuBLASLt (gemm_cublaslt.cu) ---- */
 enum lt_epilogue { LT_NONE, LT_BIAS };

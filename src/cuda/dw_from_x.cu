@@ -1,4 +1,5 @@
-/* The weight gradient from the raw x, bf16: dW = dy^T LN(x) without LN(x) in memory.
+/* The weight gradient from the raw x, bf16 and float32: dW = dy^T LN(x) without LN(x) in
+ * memory.
  *
  * With xhat = (x - mean) * rstd per row, LN(x) = xhat * gamma + beta, so
  *
@@ -27,29 +28,55 @@
  * Without such a row the fused kernel returns at once. Everything is decided on the
  * device, so the host never waits for the flag.
  *
- * bf16 only: in f16, rstd * dy leaves f16's range where a row's spread is large or
- * tiny (rstd up to 1/sqrt(eps)); bf16 has float32's exponent range. */
+ * Not f16: there rstd * dy leaves f16's range where a row's spread is large or tiny
+ * (rstd up to 1/sqrt(eps)); bf16 has float32's exponent range.
+ *
+ * float32 (branch s15-f32-dw-x, session 15, not run on a GPU): dy' = rstd * dy unrounded
+ * and G from cuBLAS's true-fp32 GEMM. The cancellation is float32's, as in the forward's
+ * epilogue form (f32_fold.cu). bench/dw_from_x_numerics_f32.py (CPU, float32 matmul, rows
+ * of spread 2) puts dW's error at 3.4e-7 |mean| rstd for any shape: 6.2e-7 at a ratio of
+ * 1.5 against 3.6e-7 for LN(x) rebuilt, 5.5e-6 at 16, 1.1e-5 at 32. So float32 takes the
+ * formula only up to F32_DW_MAX_MEAN_RSTD = 8 (2.8e-6; the forward's limit of 16 would
+ * leave half of float32's 1e-5 bound); past it the SIMT dW kernel, with the row shift the
+ * float32 backward always computes, redoes dW. */
 #include "cuda_common.cuh"
 
 namespace lnl {
 namespace {
 
-using bf16 = __nv_bfloat16;
 constexpr int PREP_UNROLL = 4, PREP_THREADS = 256, FINISH_THREADS = 256;
+
+/* One row's V columns (16 bytes of dy): v += dy, p = T(rstd * dy) (dy' as the GEMM will
+ * read it), u += p * mean, in that order for every column. */
+template <typename T, int V>
+__device__ __forceinline__ uint4 prep_vec(uint4 w, float r, float mu, float *u, float *v) {
+    T e[V], p[V];
+    memcpy(e, &w, 16);
+#pragma unroll
+    for (int j = 0; j < V; j++) {
+        const float d = to_f(e[j]);
+        v[j] += d;
+        p[j] = from_f<T>(r * d);
+        u[j] += to_f(p[j]) * mu;
+    }
+    uint4 o;
+    memcpy(&o, p, 16);
+    return o;
+}
 
 /* Block (bx, g) handles rows [g*R, (g+1)*R) of its column range, R = ceil(M / gridDim.y):
  * it writes dy' for them and one row of partial sums of u and v (row g of part_uv, {u, v}
- * pairs). A thread owns V adjacent columns (16-byte accesses when V = 8); the block's
+ * pairs). A thread owns V adjacent columns (16-byte accesses when V = 16 / sizeof(T)); the block's
  * blockDim.y row lanes split the rows, lane l adding rows r0 + l, r0 + l + L, ... in
  * order, and the lanes' sums are added in lane order, so the partials depend only on
  * M, N and the grid. Lanes, not more blocks, give narrow problems their parallelism:
  * the first version ran one 32-thread block per 8 rows at N = 256 (4224 partial rows,
  * 30 us at 32768,4096,256 on the H200, ~1 TB/s), and its partials were a quarter of
  * dy's bytes. The blocks of column range 0 also test every row for the flag. */
-template <int V>
+template <typename T, int V>
 __global__ void __launch_bounds__(PREP_THREADS)
-dw_prep_kernel(const bf16 *__restrict__ dy, const float *__restrict__ mean,
-               const float *__restrict__ rstd, bf16 *__restrict__ dyp, float2 *__restrict__ part_uv,
+dw_prep_kernel(const T *__restrict__ dy, const float *__restrict__ mean,
+               const float *__restrict__ rstd, T *__restrict__ dyp, float2 *__restrict__ part_uv,
                int *__restrict__ off_centre, int64_t M, int64_t N) {
     __shared__ float2 lane_sum[PREP_THREADS * V]; /* [lane][j][column thread] */
     pdl_wait(); /* launched by launch_dependent */
@@ -60,7 +87,8 @@ dw_prep_kernel(const bf16 *__restrict__ dy, const float *__restrict__ mean,
     const int64_t r0 = blockIdx.y * R, r1 = min64(M, r0 + R);
     if (blockIdx.x == 0) { /* the rows' test, spread over the block's threads */
         bool off = false;
-        for (int64_t m = r0 + ly * bx + tx; m < r1; m += bx * L) off |= off_centre_row(mean[m], rstd[m]);
+        for (int64_t m = r0 + ly * bx + tx; m < r1; m += bx * L)
+            off |= off_centre_row(mean[m], rstd[m], dw_max_mean_rstd<T>());
         if (off) atomicOr(off_centre, 1);
     }
     const int cols = n0 < N ? (int)min64(V, N - n0) : 0;
@@ -81,20 +109,9 @@ dw_prep_kernel(const bf16 *__restrict__ dy, const float *__restrict__ mean,
                     mu[i] = __ldg(mean + row);
                 }
 #pragma unroll
-                for (int i = 0; i < PREP_UNROLL; i++) {
-                    bf16 e[V], p[V];
-                    memcpy(e, &w[i], 16);
-#pragma unroll
-                    for (int j = 0; j < V; j++) {
-                        const float d = __bfloat162float(e[j]);
-                        v[j] += d;
-                        p[j] = __float2bfloat16_rn(r[i] * d);
-                        u[j] += __bfloat162float(p[j]) * mu[i];
-                    }
-                    uint4 o;
-                    memcpy(&o, p, 16);
-                    *reinterpret_cast<uint4 *>(dyp + (m + (int64_t)i * L) * N + n0) = o;
-                }
+                for (int i = 0; i < PREP_UNROLL; i++)
+                    *reinterpret_cast<uint4 *>(dyp + (m + (int64_t)i * L) * N + n0) =
+                        prep_vec<T, V>(w[i], r[i], mu[i], u, v);
             }
             /* the lane's last rows (fewer than PREP_UNROLL), still 16 bytes at a time: the
              * same arithmetic in the same order as above and below, so the results do not
@@ -103,19 +120,8 @@ dw_prep_kernel(const bf16 *__restrict__ dy, const float *__restrict__ mean,
              * rows each): 0.0325 ms for 6 MB of dy (H200, profile without PDL). */
             for (; m < r1; m += L) {
                 const uint4 w = __ldg(reinterpret_cast<const uint4 *>(dy + m * N + n0));
-                const float r = __ldg(rstd + m), mu = __ldg(mean + m);
-                bf16 e[V], p[V];
-                memcpy(e, &w, 16);
-#pragma unroll
-                for (int j = 0; j < V; j++) {
-                    const float d = __bfloat162float(e[j]);
-                    v[j] += d;
-                    p[j] = __float2bfloat16_rn(r * d);
-                    u[j] += __bfloat162float(p[j]) * mu;
-                }
-                uint4 o;
-                memcpy(&o, p, 16);
-                *reinterpret_cast<uint4 *>(dyp + m * N + n0) = o;
+                *reinterpret_cast<uint4 *>(dyp + m * N + n0) =
+                    prep_vec<T, V>(w, __ldg(rstd + m), __ldg(mean + m), u, v);
             }
         }
     }
@@ -123,10 +129,10 @@ dw_prep_kernel(const bf16 *__restrict__ dy, const float *__restrict__ mean,
         for (; m < r1; m += L) {
             const float r = rstd[m], mu = mean[m];
             for (int j = 0; j < cols; j++) {
-                const float d = __bfloat162float(dy[m * N + n0 + j]);
+                const float d = to_f(dy[m * N + n0 + j]);
                 v[j] += d;
-                const bf16 p = __float2bfloat16_rn(r * d);
-                u[j] += __bfloat162float(p) * mu;
+                const T p = from_f<T>(r * d);
+                u[j] += to_f(p) * mu;
                 dyp[m * N + n0 + j] = p;
             }
         }
@@ -184,15 +190,20 @@ dw_sums_kernel(const float2 *__restrict__ part_uv, int64_t G, float2 *__restrict
  * chunk c of the row: gamma * (G - u) + beta * v, or, with the flag set, the sum of the
  * fused kernel's float32 partials in split order. Block (n, 0) also writes
  * dlinear_bias[n] = v (when asked for): its column sums are v's. VEC: K % 4 == 0 and
- * dW, gamma, beta 8-byte aligned (16-byte float loads of G, 8-byte loads and stores of
- * bf16). */
+ * dW, gamma, beta aligned to 4 elements (16-byte float loads of G, 4-element loads and
+ * stores of T: 8 bytes in bf16, 16 in float32). */
 constexpr int FINISH_ELEMS = 4;
-template <bool VEC>
+/* FINISH_ELEMS adjacent values of T as one 8- or 16-byte word */
+template <typename T> struct quad_word { using type = uint2; };
+template <> struct quad_word<float> { using type = uint4; };
+template <typename T, bool VEC>
 __global__ void __launch_bounds__(FINISH_THREADS)
 dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__restrict__ uv,
-                 int chunks, const bf16 *__restrict__ gamma, const bf16 *__restrict__ beta,
-                 const int *__restrict__ off_centre, bf16 *__restrict__ dW,
-                 bf16 *__restrict__ dbias, int64_t N, int64_t K) {
+                 int chunks, const T *__restrict__ gamma, const T *__restrict__ beta,
+                 const int *__restrict__ off_centre, T *__restrict__ dW,
+                 T *__restrict__ dbias, int64_t N, int64_t K) {
+    using Q = typename quad_word<T>::type;
+    static_assert(sizeof(Q) == FINISH_ELEMS * sizeof(T), "one word a thread's elements");
     pdl_wait(); /* launched by launch_dependent */
     pdl_launch_dependents();
     const int64_t n = blockIdx.x;
@@ -204,7 +215,7 @@ dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__res
         const float2 c = uv[t * N + n];
         u += c.x, v += c.y;
     }
-    if (dbias && k0 == 0) dbias[n] = __float2bfloat16_rn(v);
+    if (dbias && k0 == 0) dbias[n] = from_f<T>(v);
     const float *row = part + n * K;
     float r[FINISH_ELEMS] = {}, g[FINISH_ELEMS] = {}, b[FINISH_ELEMS] = {};
     const int cnt = (int)min64(FINISH_ELEMS, K - k0);
@@ -222,39 +233,39 @@ dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__res
         if (VEC) {
             const float4 t = *reinterpret_cast<const float4 *>(row + k0);
             r[0] = t.x, r[1] = t.y, r[2] = t.z, r[3] = t.w;
-            bf16 gv[4], bv[4];
+            T gv[FINISH_ELEMS], bv[FINISH_ELEMS];
             if (gamma) {
-                const uint2 w = __ldg(reinterpret_cast<const uint2 *>(gamma + k0));
-                memcpy(gv, &w, 8);
+                const Q w = __ldg(reinterpret_cast<const Q *>(gamma + k0));
+                memcpy(gv, &w, sizeof(Q));
             }
             if (beta) {
-                const uint2 w = __ldg(reinterpret_cast<const uint2 *>(beta + k0));
-                memcpy(bv, &w, 8);
+                const Q w = __ldg(reinterpret_cast<const Q *>(beta + k0));
+                memcpy(bv, &w, sizeof(Q));
             }
 #pragma unroll
             for (int j = 0; j < FINISH_ELEMS; j++) {
-                g[j] = gamma ? __bfloat162float(gv[j]) : 1.f;
-                b[j] = beta ? __bfloat162float(bv[j]) : 0.f;
+                g[j] = gamma ? to_f(gv[j]) : 1.f;
+                b[j] = beta ? to_f(bv[j]) : 0.f;
             }
         } else {
             for (int j = 0; j < cnt; j++) {
                 r[j] = row[k0 + j];
-                g[j] = gamma ? __bfloat162float(gamma[k0 + j]) : 1.f;
-                b[j] = beta ? __bfloat162float(beta[k0 + j]) : 0.f;
+                g[j] = gamma ? to_f(gamma[k0 + j]) : 1.f;
+                b[j] = beta ? to_f(beta[k0 + j]) : 0.f;
             }
         }
 #pragma unroll
         for (int j = 0; j < FINISH_ELEMS; j++) r[j] = g[j] * (r[j] - u) + b[j] * v;
     }
     if (VEC) {
-        bf16 o[4];
+        T o[FINISH_ELEMS];
 #pragma unroll
-        for (int j = 0; j < FINISH_ELEMS; j++) o[j] = __float2bfloat16_rn(r[j]);
-        uint2 w;
-        memcpy(&w, o, 8);
-        *reinterpret_cast<uint2 *>(dW + n * K + k0) = w;
+        for (int j = 0; j < FINISH_ELEMS; j++) o[j] = from_f<T>(r[j]);
+        Q w;
+        memcpy(&w, o, sizeof(Q));
+        *reinterpret_cast<Q *>(dW + n * K + k0) = w;
     } else {
-        for (int j = 0; j < cnt; j++) dW[n * K + k0 + j] = __float2bfloat16_rn(r[j]);
+        for (int j = 0; j < cnt; j++) dW[n * K + k0 + j] = from_f<T>(r[j]);
     }
 }
 
@@ -268,9 +279,9 @@ dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__res
  * 4096 x 768 that was 1056 blocks of 2 lanes with 2 rows each, whose 6.5 MB of partials
  * outweighed dy's 6 MB, and at 8192 x 3072 528 partial rows, 13 MB against dy's 50. */
 constexpr int PREP_LANES = PREP_THREADS / 32;
-static void prep_shape(int64_t M, int64_t N, bool vec, const device_info &d, int *bx, int *lanes,
+static void prep_shape(int64_t M, int64_t N, int64_t V, const device_info &d, int *bx, int *lanes,
                        int64_t *col_blocks, int64_t *G) {
-    const int64_t t = vec ? N / 8 : N; /* column threads */
+    const int64_t t = (N + V - 1) / V; /* column threads */
     *bx = 32;
     *lanes = PREP_LANES;
     *col_blocks = (t + *bx - 1) / *bx;
@@ -278,36 +289,68 @@ static void prep_shape(int64_t M, int64_t N, bool vec, const device_info &d, int
     const int64_t tall = (M + (int64_t)PREP_LANES * PREP_UNROLL - 1) / ((int64_t)PREP_LANES * PREP_UNROLL);
     *G = std::max<int64_t>(1, std::min<int64_t>({want, tall, 65535}));
 }
-static bool prep_vec(int64_t N, const void *dy, const void *dyp) {
-    return N % 8 == 0 && aligned16(dy) && aligned16(dyp);
+/* columns a thread owns: 16 bytes of dy where N and the pointers allow, else one */
+static int prep_elems(lnl_dtype dt, int64_t N, const void *dy, const void *dyp) {
+    const int V = dt == LNL_DTYPE_F32 ? 4 : 8;
+    return N % V == 0 && aligned16(dy) && aligned16(dyp) ? V : 1;
 }
 
-int64_t dw_prep_rows(int64_t M, int64_t N, const device_info &d) {
+int64_t dw_prep_rows(lnl_dtype dt, int64_t M, int64_t N, const device_info &d) {
     int bx, lanes;
-    int64_t cb, g1, g8;
+    int64_t cb, g1, gv;
     /* the larger of the two shapes' counts: the workspace is sized before the pointers'
      * alignment is known */
-    prep_shape(M, N, false, d, &bx, &lanes, &cb, &g1);
-    prep_shape(M, N, N % 8 == 0, d, &bx, &lanes, &cb, &g8);
-    return std::max(g1, g8);
+    const int V = dt == LNL_DTYPE_F32 ? 4 : 8;
+    prep_shape(M, N, 1, d, &bx, &lanes, &cb, &g1);
+    prep_shape(M, N, N % V == 0 ? V : 1, d, &bx, &lanes, &cb, &gv);
+    return std::max(g1, gv);
 }
 
-cudaError_t launch_dw_prep(const void *dy, const float *mean, const float *rstd, void *dyp,
-                           float2 *part_uv, int *off_centre, int64_t M, int64_t N,
-                           const device_info &d, cudaStream_t s, int64_t *G) {
-    const bool vec = prep_vec(N, dy, dyp);
+template <typename T>
+static cudaError_t dw_prep_t(const T *dy, const float *mean, const float *rstd, T *dyp,
+                             float2 *part_uv, int *off_centre, int64_t M, int64_t N, int V,
+                             const device_info &d, cudaStream_t s, int64_t *G) {
+    constexpr int VV = vec_elems<T>();
     int bx, lanes;
     int64_t col_blocks;
-    prep_shape(M, N, vec, d, &bx, &lanes, &col_blocks, G);
+    prep_shape(M, N, V, d, &bx, &lanes, &col_blocks, G);
     const dim3 grid((unsigned)col_blocks, (unsigned)*G), block((unsigned)bx, (unsigned)lanes);
-    return launch_dependent(vec ? dw_prep_kernel<8> : dw_prep_kernel<1>, grid, block, 0, s,
-                            (const bf16 *)dy, mean, rstd, (bf16 *)dyp, part_uv, off_centre, M, N);
+    return launch_dependent(V > 1 ? dw_prep_kernel<T, VV> : dw_prep_kernel<T, 1>, grid, block, 0, s,
+                            dy, mean, rstd, dyp, part_uv, off_centre, M, N);
 }
 
-cudaError_t launch_dw_finish(const float *part, int splits, const float2 *part_uv, int64_t G,
-                             float2 *uv, const void *gamma, const void *beta, const int *off_centre,
-                             void *dW, void *dbias, int64_t N, int64_t K, const device_info &d,
-                             cudaStream_t s) {
+cudaError_t launch_dw_prep(lnl_dtype dt, const void *dy, const float *mean, const float *rstd,
+                           void *dyp, float2 *part_uv, int *off_centre, int64_t M, int64_t N,
+                           const device_info &d, cudaStream_t s, int64_t *G) {
+    const int V = prep_elems(dt, N, dy, dyp);
+    if (dt == LNL_DTYPE_F32)
+        return dw_prep_t((const float *)dy, mean, rstd, (float *)dyp, part_uv, off_centre, M, N, V, d,
+                         s, G);
+    if (dt == LNL_DTYPE_BF16)
+        return dw_prep_t((const __nv_bfloat16 *)dy, mean, rstd, (__nv_bfloat16 *)dyp, part_uv,
+                         off_centre, M, N, V, d, s, G);
+    return cudaErrorInvalidValue; /* f16: see the header */
+}
+
+template <typename T>
+static cudaError_t dw_finish_t(const float *part, int splits, const float2 *uv, int chunks,
+                               const T *gamma, const T *beta, const int *off_centre, T *dW, T *dbias,
+                               int64_t N, int64_t K, cudaStream_t s) {
+    const uintptr_t quad = FINISH_ELEMS * sizeof(T) - 1;
+    const auto aq = [&](const void *p) { return ((uintptr_t)p & quad) == 0; };
+    const bool vec = K % FINISH_ELEMS == 0 && aq(dW) && aq(gamma) && aq(beta);
+    const int64_t per_block = (int64_t)FINISH_THREADS * FINISH_ELEMS;
+    const dim3 grid((unsigned)N, (unsigned)((K + per_block - 1) / per_block));
+    return launch_dependent(vec ? dw_finish_kernel<T, true> : dw_finish_kernel<T, false>, grid,
+                            dim3(FINISH_THREADS), 0, s, part, splits, uv, chunks, gamma, beta,
+                            off_centre, dW, dbias, N, K);
+}
+
+cudaError_t launch_dw_finish(lnl_dtype dt, const float *part, int splits, const float2 *part_uv,
+                             int64_t G, float2 *uv, const void *gamma, const void *beta,
+                             const int *off_centre, void *dW, void *dbias, int64_t N, int64_t K,
+                             const device_info &d, cudaStream_t s) {
+    if (dt != LNL_DTYPE_F32 && dt != LNL_DTYPE_BF16) return cudaErrorInvalidValue;
     /* chunks of the partial rows: about two blocks an SM, at most DW_SUM_CHUNKS */
     const int64_t bx = (N + SUM_COLS - 1) / SUM_COLS;
     const int chunks = (int)std::max<int64_t>(
@@ -315,14 +358,13 @@ cudaError_t launch_dw_finish(const float *part, int splits, const float2 *part_u
     cudaError_t e = launch_dependent(dw_sums_kernel, dim3((unsigned)bx, (unsigned)chunks),
                                      dim3(SUM_COLS, SUM_LANES), 0, s, part_uv, G, uv, N);
     if (e != cudaSuccess) return e;
-    const auto a8 = [](const void *p) { return ((uintptr_t)p & 7u) == 0; };
-    const bool vec = K % FINISH_ELEMS == 0 && a8(dW) && a8(gamma) && a8(beta);
-    const int64_t per_block = (int64_t)FINISH_THREADS * FINISH_ELEMS;
-    const dim3 grid((unsigned)N, (unsigned)((K + per_block - 1) / per_block));
-    return launch_dependent(vec ? dw_finish_kernel<true> : dw_finish_kernel<false>, grid,
-                            dim3(FINISH_THREADS), 0, s, part, splits, (const float2 *)uv, chunks,
-                            (const bf16 *)gamma, (const bf16 *)beta, off_centre, (bf16 *)dW,
-                            (bf16 *)dbias, N, K);
+    const float2 *cuv = uv;
+    if (dt == LNL_DTYPE_F32)
+        return dw_finish_t(part, splits, cuv, chunks, (const float *)gamma, (const float *)beta,
+                           off_centre, (float *)dW, (float *)dbias, N, K, s);
+    return dw_finish_t(part, splits, cuv, chunks, (const __nv_bfloat16 *)gamma,
+                       (const __nv_bfloat16 *)beta, off_centre, (__nv_bfloat16 *)dW,
+                       (__nv_bfloat16 *)dbias, N, K, s);
 }
 
 } // namespace lnl

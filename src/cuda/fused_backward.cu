@@ -37,11 +37,11 @@ static cudaError_t fused_dw_t(const T *dy, const T *x, const float *mean, const 
             dim3 grid((unsigned)((N + S128_BM - 1) / S128_BM), (unsigned)((K + S128_BN - 1) / S128_BN),
                       splits);
             simt128_ln_gemm_kernel<MODE_DW><<<grid, S128_THREADS, 0, s>>>(
-                dy, x, mean, rstd, shift, gamma, beta, nullptr, dW, pz, M, K, N, per);
+                dy, x, mean, rstd, shift, gamma, beta, nullptr, dW, pz, M, K, N, per, run_if);
         } else {
         dim3 grid((unsigned)((N + SG_BM - 1) / SG_BM), (unsigned)((K + SG_BN - 1) / SG_BN), splits);
         simt_ln_gemm_kernel<MODE_DW><<<grid, SG_THREADS, 0, s>>>(dy, x, mean, rstd, shift, gamma, beta,
-                                                                 nullptr, dW, pz, M, K, N, per);
+                                                                 nullptr, dW, pz, M, K, N, per, run_if);
         }
     } else {
         dim3 grid((unsigned)((N + TC_BM - 1) / TC_BM), (unsigned)((K + TC_BN - 1) / TC_BN), splits);
@@ -69,7 +69,6 @@ cudaError_t launch_fused_dw_gemm(lnl_dtype dt, const void *dy, const void *x, co
                                  const void *beta, void *dW,
                                  float *part, int splits, int64_t M, int64_t K, int64_t N,
                                  const device_info &d, cudaStream_t s, const int *run_if) {
-    if (run_if && dt == LNL_DTYPE_F32) return cudaErrorInvalidValue; /* the SIMT kernels have no flag */
     cudaError_t e = cudaSuccess;
     LNL_DISPATCH(dt, T,
                  e = fused_dw_t<T>((const T *)dy, (const T *)x, mean, rstd, shift, (const T *)gamma,

@@ -329,7 +329,7 @@ simt_ln_gemm_kernel(const float *__restrict__ aop, const float *__restrict__ bop
                     const float *__restrict__ bias, float *__restrict__ out,
                     float *__restrict__ part, int64_t M, int64_t K, int64_t N,
                     int64_t red_per_split, const int *__restrict__ run_if = nullptr) {
-    /* f32_fold.cu's fallback: nothing to do unless its flag is set */
+    /* the fallbacks of f32_fold.cu and (MODE_DW) dw_from_x.cu: nothing to do unless flagged */
     if (run_if && *run_if == 0) return;
     __shared__ __align__(16) float sA[2][SG_BK][SG_BM + 4];
     __shared__ __align__(16) float sB[2][SG_BK][SG_BN + 4];
