@@ -22,6 +22,8 @@ import argparse
 
 import torch
 
+from epilogue_form_numerics_f32 import library_stats, print_table  # the forward's twin
+
 
 def errors(M, K, N, offset, device, spread=2.0, seed=3):
     g = torch.Generator().manual_seed(seed)
@@ -36,11 +38,7 @@ def errors(M, K, N, offset, device, spread=2.0, seed=3):
     rstd_d = (xd.var(1, unbiased=False, keepdim=True) + 1e-5).rsqrt()
     ref = dyd.T @ ((xd - mean_d) * rstd_d * gd + bd)
     rel = lambda got: ((got.double() - ref).norm() / ref.norm()).item()  # noqa: E731
-    # the statistics as the library computes them: sums of x - x0 in float32
-    x0 = x[:, :1]
-    dm = (x - x0).sum(1, keepdim=True) / K
-    r32 = (((x - x0) - dm) ** 2).sum(1, keepdim=True).div(K).add(1e-5).rsqrt()
-    m32 = x0 + dm
+    x0, dm, r32, m32 = library_stats(x)
     rebuild = dy.T @ (((x - x0) - dm) * r32 * gamma + beta)
     dyp = r32 * dy
     u = (dyp * m32).sum(0)
@@ -55,12 +53,8 @@ def main():
     args = ap.parse_args()
     if args.device == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = False
-    print("relative error of dW against float64 (rows of spread 2)")
-    print(f"{'M,K,N':>16} {'mean':>6} {'|mean|*rstd':>11} {'rebuild':>9} {'from x':>9}")
-    for (M, K, N) in ((4096, 768, 768), (8192, 1024, 256), (16384, 256, 64)):
-        for offset in (0.0, 3.0, 10.0, 32.0, 64.0, 128.0, 1e3):
-            r, f, ratio = errors(M, K, N, offset, args.device)
-            print(f"{f'{M},{K},{N}':>16} {offset:>6g} {ratio:>11.1f} {r:>9.2e} {f:>9.2e}")
+    print_table("dW", ("rebuild", "from x"), ((4096, 768, 768), (8192, 1024, 256), (16384, 256, 64)),
+                errors, args.device)
 
 
 if __name__ == "__main__":

@@ -24,13 +24,30 @@ import torch
 from epilogue_form_numerics import problem  # the same operands and reference as bf16's
 
 
-def errors(M, K, N, offset, device, spread=2.0, seed=1):
-    x, gamma, beta, W, b, _, _, rel = problem(M, K, N, offset, device, torch.float32, spread, seed)
-    # the statistics as the library computes them: sums of x - x0 in float32
+def library_stats(x):
+    """Row statistics as the library computes them in float32: sums of x - x0 (x0 the row's
+    first element). Returns x0, mean - x0, rstd and mean, each [M, 1]."""
+    K = x.shape[1]
     x0 = x[:, :1]
     dm = (x - x0).sum(1, keepdim=True) / K
     r32 = (((x - x0) - dm) ** 2).sum(1, keepdim=True).div(K).add(1e-5).rsqrt()
-    m32 = x0 + dm
+    return x0, dm, r32, x0 + dm
+
+
+def print_table(what, columns, shapes, errors, device):
+    """The error table both float32 scripts print: rows of spread 2 and growing mean."""
+    print(f"relative error of {what} against float64 (rows of spread 2)")
+    width = max(14, max(len(f"{M},{K},{N}") for M, K, N in shapes))
+    print(f"{'M,K,N':>{width}} {'mean':>6} {'|mean|*rstd':>11} {columns[0]:>9} {columns[1]:>9}")
+    for (M, K, N) in shapes:
+        for offset in (0.0, 3.0, 10.0, 32.0, 64.0, 128.0, 1e3):
+            a, b, ratio = errors(M, K, N, offset, device)
+            print(f"{f'{M},{K},{N}':>{width}} {offset:>6g} {ratio:>11.1f} {a:>9.2e} {b:>9.2e}")
+
+
+def errors(M, K, N, offset, device, spread=2.0, seed=1):
+    x, gamma, beta, W, b, _, _, rel = problem(M, K, N, offset, device, torch.float32, spread, seed)
+    x0, dm, r32, m32 = library_stats(x)
     today = (((x - x0) - dm) * r32 * gamma + beta) @ W.T + b
     Wp = W * gamma
     epi = r32 * (x @ Wp.T - m32 * Wp.sum(1)) + (W @ beta + b)
@@ -43,12 +60,8 @@ def main():
     args = ap.parse_args()
     if args.device == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = False
-    print("relative error of y against float64 (rows of spread 2)")
-    print(f"{'M,K,N':>14} {'mean':>6} {'|mean|*rstd':>11} {'today':>9} {'epilogue':>9}")
-    for (M, K, N) in ((512, 768, 768), (512, 4096, 256), (256, 4096, 1024)):
-        for offset in (0.0, 3.0, 10.0, 32.0, 64.0, 128.0, 1e3):
-            t, e, ratio = errors(M, K, N, offset, args.device)
-            print(f"{f'{M},{K},{N}':>14} {offset:>6g} {ratio:>11.1f} {t:>9.2e} {e:>9.2e}")
+    print_table("y", ("today", "epilogue"), ((512, 768, 768), (512, 4096, 256), (256, 4096, 1024)),
+                errors, args.device)
 
 
 if __name__ == "__main__":
