@@ -18,11 +18,9 @@ torch's float32 matmul (on CUDA with TF32 off: true fp32, as cuBLAS runs it for 
 library takes the formula for rows of |mean| * rstd <= 16 (F32_FOLD_MAX_MEAN_RSTD) and
 hands other calls to its SIMT dW kernel; this is the evidence for using that limit here.
 """
-import argparse
-
 import torch
 
-from epilogue_form_numerics_f32 import library_stats, print_table  # the forward's twin
+from epilogue_form_numerics_f32 import library_stats, run  # the forward's twin
 
 
 def errors(M, K, N, offset, device, spread=2.0, seed=3):
@@ -48,13 +46,7 @@ def errors(M, K, N, offset, device, spread=2.0, seed=3):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--device", default="cpu")
-    args = ap.parse_args()
-    if args.device == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = False
-    print_table("dW", ("rebuild", "from x"), ((4096, 768, 768), (8192, 1024, 256), (16384, 256, 64)),
-                errors, args.device)
+    run("dW", ("rebuild", "from x"), ((4096, 768, 768), (8192, 1024, 256), (16384, 256, 64)), errors)
 
 
 if __name__ == "__main__":

@@ -54,14 +54,18 @@ def errors(M, K, N, offset, device, spread=2.0, seed=1):
     return rel(today), rel(epi), (offset / spread)
 
 
-def main():
+def run(what, columns, shapes, errors):
+    """Both float32 scripts' command line: [--device cpu|cuda], then the table."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default="cpu")
     args = ap.parse_args()
     if args.device == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = False
-    print_table("y", ("today", "epilogue"), ((512, 768, 768), (512, 4096, 256), (256, 4096, 1024)),
-                errors, args.device)
+    print_table(what, columns, shapes, errors, args.device)
+
+
+def main():
+    run("y", ("today", "epilogue"), ((512, 768, 768), (512, 4096, 256), (256, 4096, 1024)), errors)
 
 
 if __name__ == "__main__":
