@@ -55,6 +55,7 @@
 #include "cuda_common.cuh"
 #include "fused_sm90.cuh"
 #include "sm90_primitives.cuh"
+#include "split_stats.cuh"
 #include "wgmma_ops.cuh"
 
 namespace lnl {
@@ -473,14 +474,9 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                         for (int j = 0; j < tn; j++) {
                             /* L2, not L1: another SM wrote it */
                             const float4 pj = __ldcg(spart + (int64_t)j * M + row);
-                            if (pj.z > 0.f) {
-                                const float nt = nn + pj.z, delta = pj.x - mm, f = pj.z / nt;
-                                mm = fmaf(delta, f, mm);
-                                q += pj.y + delta * delta * nn * f;
-                                nn = nt;
-                            }
+                            chan_merge(nn, mm, q, pj.x, pj.y, pj.z);
                         }
-                    const float rs = 1.f / sqrtf(q / (float)K + eps);
+                    const float rs = rstd_of(q, K, eps);
                     sstat[r] = make_float2(mm, rs);
                     if (jn == 0 && row < M) {
                         mean[row] = mm;
