@@ -539,6 +539,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         } else {
             transform(0);
         }
+        int stats_kt = jn; /* STATS: the next slice of this tile's share (kt % tn == jn) */
         for (int kt = 0; kt < KT; kt++) {
             const int s = (it0 + kt) % S;
             if constexpr (FOLD) {
@@ -557,7 +558,10 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             for (int st = 0; st < 4; st++) wgmma_ss<T, BN>(acc, adesc + 2 * st, bdesc + 2 * st);
             wgmma_commit();
             if constexpr (STATS) /* overlaps the group just issued */
-                if (kt % tn == jn) stats_slice(kt, s);
+                if (kt == stats_kt) {
+                    stats_slice(kt, s);
+                    stats_kt += tn;
+                }
             /* The previous slice's group is done: release its stage before transforming
              * the next one, so the producer can refill it while this slice's group and
              * the transform run. Released after the transform instead, three of the four
