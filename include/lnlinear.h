@@ -72,7 +72,11 @@ typedef enum { LNL_DEVICE_CPU = 0, LNL_DEVICE_CUDA = 1 } lnl_device;
 
 /* How the pair is computed.
  *  FUSED:     the normalized activation is formed tile by tile inside the GEMM
- *             (while packing its operand panels) and never written whole.
+ *             (while packing its operand panels) and never written whole. On CUDA
+ *             its forward may instead fold LayerNorm into the GEMM's epilogue,
+ *             y = rstd * (x W'^T - mean * c) + d with W' = W * gamma, which cancels
+ *             each row's mean in float32: the error grows with |mean| * rstd, so a
+ *             call with a row past 64 (bf16/f16; 16 in F32) is computed the other way.
  *  UNFUSED:   LayerNorm writes its whole M x K output, then a separate GEMM reads it.
  *  REFERENCE: plain loops accumulating in float64 (CPU, F32/F64): the test oracle.
  *  AUTO:      the faster of FUSED and UNFUSED for the problem, chosen for the forward
