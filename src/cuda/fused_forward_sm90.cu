@@ -843,8 +843,15 @@ cudaError_t launch_typed(int bn, const fwd_operands &o, int64_t M, int64_t K, in
 
 /* Tile width along N: 256, which halves the transform's work per output column; it
  * beat 128 on every shape measured, N = 256 included (H200: 8192,4096,4096 0.65 vs
- * 0.92 ms; 32768,4096,256 0.26 vs 0.33 ms). 128 only when N fits in it. */
-static int pick_bn(int64_t N) { return N <= 128 ? 128 : 256; }
+ * 0.92 ms; 32768,4096,256 0.26 vs 0.33 ms, both with the transform form). 128 only when
+ * N fits in it. Timing-only switch (session 15, for the split statistics' first run):
+ * -DLNL_SM90_BN128_UPTO=256 takes 128-wide tiles up to N = 256 too, so that N = 256's two
+ * column tiles share each row's statistics (half the statistics' work a tile, x read from
+ * L2 by the second tile, twice the tiles). */
+#ifndef LNL_SM90_BN128_UPTO
+#define LNL_SM90_BN128_UPTO 128
+#endif
+static int pick_bn(int64_t N) { return N <= LNL_SM90_BN128_UPTO ? 128 : 256; }
 
 /* With one column of tiles, or (split statistics) up to four. Every column's CTAs
  * computing all of their rows' statistics slowed the main loop where the GEMM is

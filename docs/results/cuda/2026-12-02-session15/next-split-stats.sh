@@ -10,13 +10,15 @@
 # It is the first wait of one CTA on another in this code: every step runs under a timeout,
 # the smoke test first. Builds: main (old), the branch (new), and the branch with
 # -DLNL_SM90_SPLIT_STATS=0 (off: main's choice of form, with the branch's tile order and
-# slice test, to see what they cost at N <= 256).
+# slice test, to see what they cost at N <= 256), and the branch with
+# -DLNL_SM90_BN128_UPTO=256 (bn128: N = 256 as two 128-wide column tiles sharing the
+# statistics, for 32768,4096,256 and 65536,1024,256, #7's N = 256 target).
 # Snapshot, from the branch's checkout:
 #   rm -rf .snap && mkdir -p .snap/old && git archive HEAD | tar -x -C .snap \
 #     && git archive main | tar -x -C .snap/old && git rev-parse --short HEAD > .snap/COMMIT \
 #     && cp docs/results/cuda/2026-12-02-session15/next-split-stats.sh .snap/ \
 #     && rm -rf .snap/docs/results .snap/old/docs/results
-# then the device call `cd .snap && ./next-split-stats.sh` with carry [".snap"] (~7 minutes).
+# then the device call `cd .snap && ./next-split-stats.sh` with carry [".snap"] (~8 minutes).
 cd "$(dirname "$0")"
 echo "commit $(cat COMMIT)"
 T0=$(date +%s)
@@ -27,7 +29,7 @@ b() { local src=$1 n=$2 fl=$3; shift 3
     "-DCMAKE_CUDA_FLAGS=$fl" > $R/cfg_$n.log 2>&1 && cmake --build build-$n -j 5 --target "$@" > $R/build_$n.log 2>&1
   echo "build $n rc $?"; }
 b old old "" lnl-bench & b . new "" lnl-bench test_table lnlinear & b . off "-DLNL_SM90_SPLIT_STATS=0" lnl-bench &
-wait; el builds
+b . bn128 "-DLNL_SM90_BN128_UPTO=256" lnl-bench test_table & wait; el builds
 for s in 8192,1024,1024 16384,8192,1024; do
   timeout 20 build-new/bench/lnl-bench --device cuda --dtype bf16 --strategy fused --shape $s > $R/smoke_$s.txt 2>&1
   echo "smoke $s rc $? (124: a hang): $(grep -c ' ok$' $R/smoke_$s.txt) ok lines"
@@ -51,7 +53,9 @@ LNLINEAR_LIBRARY=build-new/liblnlinear.so LNLINEAR_TEST_DEVICE=cuda PYTHONPATH=p
 echo "pytest rc $?: $(tail -1 $R/pytest.txt)"; el pytest
 B="--device cuda --dtype bf16 --strategy fused"
 for s in 8192,1024,1024 16384,8192,1024 8192,768,1024 12800,4096,768 32768,4096,256 65536,1024,256; do B="$B --shape $s"; done
-for r in 1 2 3; do for v in old new off; do
+timeout 60 build-bn128/tests/test_table --device cuda --quick --dtype bf16 > $R/table_bn128.txt 2>&1
+echo "table bn128 quick bf16 rc $?: $(tail -1 $R/table_bn128.txt)"
+for r in 1 2; do for v in old new off bn128; do
   timeout 60 build-$v/bench/lnl-bench $B > $R/bench_${v}_$r.txt 2>&1; echo "== $v $r rc $?"
   awk '/cuBLAS GEMM/ {print $3, "gemm", $6} / fused / {print $3, $4, $5, $9, $NF}' $R/bench_${v}_$r.txt
 done; done; el done
