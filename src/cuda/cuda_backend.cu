@@ -72,7 +72,7 @@ static bool f32_fold_serves(const lnl_problem *p) {
 struct fwd_layout {
     float *mean, *rstd, *shift;
     void *act, *lt;
-    void *wfold; /* FUSED (float32 past the tiny class): the epilogue form's W', {c, d}, flag */
+    void *wfold; /* FUSED (bf16/f16; float32 past the tiny class): the epilogue form's W', {c, d}, flag */
     float *cd;
     int *off_centre, *block_flags;
     void *split_part; /* the Hopper forward's split statistics (fused_sm90.cuh) */
