@@ -39,7 +39,8 @@ static cudaError_t fused_forward_t(const T *x, const float *mean, const float *r
     return cudaGetLastError();
 }
 
-/* Tiny bf16/f16 problems: one launch, the statistics computed in the GEMM kernel
+/* Small bf16/f16 problems (the tiny ones, up to 2^15 multiply-adds, take tiny_forward.cuh
+ * first, since session 15): one launch, the statistics computed in the GEMM kernel
  * (row_stats4). A second launch costs host time (~2.5 us) and GPU time, more than such
  * a problem's arithmetic. H200, lnl-bench forward, one launch vs stats pre-pass + GEMM:
  * 16,8,16: 11.1 vs 12.5 us; but 128,64,128: 19.2 vs 14.8 us, 64,128,256: 18.4 vs
