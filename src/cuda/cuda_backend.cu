@@ -75,6 +75,8 @@ struct fwd_layout {
     void *wfold; /* FUSED (bf16/f16; float32 past the tiny class): the epilogue form's W', {c, d}, flag */
     float *cd;
     int *off_centre, *block_flags;
+    void *split_part; /* the Hopper forward's split statistics (fused_sm90.cuh) */
+    int *split_count;
     size_t total;
 };
 static fwd_layout fwd_carve(const lnl_problem *p, void *base) {
@@ -94,6 +96,10 @@ static fwd_layout fwd_carve(const lnl_problem *p, void *base) {
     l.cd = fold ? (float *)c.take((size_t)(N + 7) / 8 * 8 * 2 * 4) : nullptr;
     l.off_centre = fold ? (int *)c.take(4) : nullptr;
     l.block_flags = fold ? (int *)c.take(4 * FOLD_PREP_MAX_BLOCKS) : nullptr;
+    /* by shape alone (whether the call takes them depends on the device too) */
+    const int64_t split_rows = fold && lnl_dtype_size(p->dtype) == 2 ? fused_forward_sm90_split_rows(M, N) : 0;
+    l.split_part = split_rows ? c.take((size_t)M * SPLIT_STATS_MAX_COL_TILES * 16) : nullptr;
+    l.split_count = split_rows ? (int *)c.take((size_t)split_rows * 4) : nullptr;
     l.total = c.used;
     return l;
 }
@@ -273,11 +279,17 @@ static lnl_status forward(const lnl_fwd_args *a) {
          * 16384,2048,128 0.048-0.049 vs 0.064-0.066; 12800,4096,256 (100 tiles)
          * 0.081-0.082 vs 0.095-0.097. With fewer tiles the pre-pass, spread over the whole
          * GPU, won: 0.089-0.092 vs 0.082 at 8192,4096,256 (64 tiles) with the first version
-         * of the in-kernel statistics (docs/results/cuda/2026-12-01-stats-inside). */
+         * of the in-kernel statistics (docs/results/cuda/2026-12-01-stats-inside).
+         * Branch s15-split-stats extends it to 2-4 columns of tiles (N <= 1024), which
+         * share each row's statistics (fused_forward_sm90.cu); not measured yet. */
         const bool stats_inside = fold && LNL_SM90_STATS_INSIDE &&
                                   fused_forward_sm90_stats_inside(N) &&
                                   4 * fused_forward_sm90_tiles(M, N) >= 3 * (int64_t)d.sm_count;
         const bool stats_in_prep = fold && !stats_inside && K <= fold_prep_max_stats_k();
+        /* split statistics (several column tiles): their counters start at zero */
+        const int64_t split_rows = stats_inside ? fused_forward_sm90_split_rows(M, N) : 0;
+        if (split_rows)
+            CU_TRY("cudaMemsetAsync", cudaMemsetAsync(l.split_count, 0, (size_t)split_rows * 4, s));
         int flag_blocks = 0;
         if (fold)
             CU_TRY("weight folding and statistics",
@@ -290,7 +302,8 @@ static lnl_status forward(const lnl_fwd_args *a) {
             CU_TRY("layernorm statistics",
                    launch_ln_forward(p->dtype, a->x, nullptr, nullptr, nullptr, mean, rstd, shift,
                                      M, K, eps, d, s, fold ? l.off_centre : nullptr));
-        const sm90_fold fw{l.wfold, l.cd, l.off_centre, l.block_flags, flag_blocks, stats_inside, eps};
+        const sm90_fold fw{l.wfold,      l.cd, l.off_centre,   l.block_flags, flag_blocks,
+                           stats_inside, eps,  l.split_part, l.split_count};
         CU_TRY("fused forward GEMM",
                launch_fused_forward_gemm(p->dtype, a->x, mean, rstd, shift, a->ln_weight, a->ln_bias,
                                          a->linear_weight, a->linear_bias, fold ? &fw : nullptr,

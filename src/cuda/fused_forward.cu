@@ -96,7 +96,7 @@ cudaError_t launch_fused_forward_gemm(lnl_dtype dt, const void *x, const float *
                                       const device_info &d, cudaStream_t s, const int *run_if) {
     if (M == 0) return cudaSuccess;
     bool done = false;
-    const sm90_fold none{nullptr, nullptr, nullptr, nullptr, 0, false, 0.f};
+    const sm90_fold none{nullptr, nullptr, nullptr, nullptr, 0, false, 0.f, nullptr, nullptr};
     cudaError_t e = launch_fused_forward_sm90(dt, x, mean, rstd, gamma, beta, W, bias,
                                               fold ? *fold : none, y, M, K, N, d, s, &done);
     if (e != cudaSuccess || done) return e;

@@ -11,7 +11,8 @@
  *    consumers' wgmma groups on it are done.
  * LN(x) never reaches global memory. mean/rstd come from a pre-pass (launch_fold_prep,
  * in the same launch as the weight folding where K <= 2048, else launch_ln_forward), or
- * from the kernel itself where N <= BN (below); y goes out through a per-warp staging
+ * from the kernel itself where N <= 4 BN (below; with several column tiles each sums a
+ * share of the K slices and they merge their shares); y goes out through a per-warp staging
  * area in shared memory, 16 contiguous bytes per thread. Two forms of the same kernel:
  *  - the epilogue form (FOLD; the usual one): LN(x) W^T + b = rstd * (x W'^T - mean * c)
  *    + d with W' = T(W * gamma), c = W' 1 and d = W beta + b (fold_weight.cu). The main
@@ -54,6 +55,7 @@
 #include "cuda_common.cuh"
 #include "fused_sm90.cuh"
 #include "sm90_primitives.cuh"
+#include "split_stats.cuh"
 #include "wgmma_ops.cuh"
 
 namespace lnl {
@@ -176,6 +178,14 @@ __device__ __forceinline__ void normalize8(uint32_t addr, float nmr, float rs, c
 #endif
 
 #if LNL_SM90A
+/* A load that orders this thread's later loads after it, device-wide (the split
+ * statistics' count of published shares). */
+__device__ __forceinline__ int ld_acquire_gpu(const int *p) {
+    int v;
+    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
 /* Tile b in grouped order: 16 m-tiles share each n-tile while both are in L2 (4, 8
  * and 32 measured the same on the H200). */
 __device__ __forceinline__ void tile_at(int64_t b, int64_t tiles_m, int64_t tiles_n, int bn,
@@ -198,7 +208,8 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                                          const T *__restrict__ bias, const float *__restrict__ cd,
                                          int *__restrict__ off_centre,
                                          const int *__restrict__ block_flags, int flag_blocks,
-                                         float eps,
+                                         float eps, float4 *__restrict__ spart,
+                                         int *__restrict__ scount,
                                          T *__restrict__ y, int64_t M, int K, int N, bool y_pairs,
                                          bool y_vec16, bool bias_pairs) {
     constexpr bool FOLD = FORM != FORM_TRANSFORM, STATS = FORM == FORM_FOLD_STATS;
@@ -218,6 +229,19 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
     const int64_t tiles = tiles_m * tiles_n;
     const int KT = (K + BK - 1) / BK;
     const int wg = threadIdx.x / 128;
+    /* STATS: a row's statistics are shared by its tiles_n column tiles (split statistics
+     * when tiles_n > 1, below). Their tiles are consecutive in this order, and the host
+     * makes the grid a multiple of tiles_n, so the tiles of one row of tiles run in the
+     * same round of the persistent grid and wait for one another only briefly. The other
+     * forms walk the grouped order of tile_at. */
+    auto tile_of = [&](int64_t b, int64_t *m0, int *n0) {
+        if constexpr (STATS) {
+            *m0 = b / tiles_n * BM;
+            *n0 = (int)(b % tiles_n) * BN;
+        } else {
+            tile_at(b, tiles_m, tiles_n, BN, m0, n0);
+        }
+    };
 
     if (threadIdx.x == 0) {
         for (int i = 0; i < S; i++) {
@@ -267,7 +291,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                 }
                 int64_t m0;
                 int n0;
-                tile_at(tile, tiles_m, tiles_n, BN, &m0, &n0);
+                tile_of(tile, &m0, &n0);
                 for (int kt = 0; kt < KT; kt++, it++) {
                     const int s = it % S;
                     mbar_wait(&empty[s], ((it / S) & 1) ^ 1);
@@ -344,7 +368,9 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
     for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, it0 += KT) {
         int64_t m0;
         int n0;
-        tile_at(tile, tiles_m, tiles_n, BN, &m0, &n0);
+        tile_of(tile, &m0, &n0);
+        /* STATS: this tile sums the K slices kt with kt % tn == jn, a 1/tn share */
+        const int tn = STATS ? (int)tiles_n : 1, jn = STATS ? n0 / BN : 0;
         float acc[BN / 2];
 #pragma unroll
         for (int i = 0; i < BN / 2; i++) acc[i] = 0.f;
@@ -383,7 +409,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                              : "=r"(u[i][0]), "=r"(u[i][1]), "=r"(u[i][2]), "=r"(u[i][3])
                              : "r"(base + r * 128 + ((tc ^ (r & 7)) << 4)));
             }
-            if (kt == 0) { /* the shift: the mean of each row's valid chunks in this slice */
+            if (kt == jn) { /* the shift: the mean of each row's valid chunks in this slice */
 #pragma unroll
                 for (int i = 0; i < 4; i++) {
                     float sum = 0.f;
@@ -395,7 +421,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                     if (!valid) sum = 0.f;
 #pragma unroll
                     for (int o = 1; o < 8; o <<= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
-                    sshift[i] = sum / (float)(8 * min(8, K / 8));
+                    sshift[i] = sum / (float)(8 * min(8, K / 8 - 8 * kt));
                     ss1[i] = ss2[i] = 0.f;
                 }
             }
@@ -415,6 +441,49 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                     ss2[i] += q0 + q1;
                 }
                 scnt++;
+            }
+        };
+        /* STATS with tn > 1 column tiles (split statistics): each tile has written its
+         * share of its rows' statistics to spart; the CTA counts itself in once all its
+         * consumer threads' stores are fenced, waits for the other tn - 1 tiles of its
+         * row of tiles (consecutive tiles, in the same round of the grid), and each row's
+         * thread with chunk 0 merges the tn shares in tile order with Chan's formula
+         * (bitwise repeatable). The tile with jn == 0 writes mean/rstd and the off-centre
+         * flag, as the single tile does with tn == 1. No deadlock: a tile publishes its
+         * share before it waits, so a CTA waits only on tiles of its own round, which
+         * every CTA of the persistent grid (all resident) reaches without waiting on a
+         * later one. scount (one word a row of tiles) is zeroed before each call. */
+        auto split_stats_merge = [&](int64_t m0) {
+            __threadfence(); /* this thread's share, device-wide, before the count */
+            named_bar_sync(3, 256);
+            if (threadIdx.x == 128) {
+                int *cnt = scount + m0 / BM;
+                __threadfence();
+                atomicAdd(cnt, 1);
+                while (ld_acquire_gpu(cnt) < tn) {
+                }
+            }
+            named_bar_sync(3, 256);
+            if (tc == 0) {
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    const int r = tr + 16 * i;
+                    const int64_t row = m0 + r;
+                    float nn = 0.f, mm = 0.f, q = 0.f;
+                    if (row < M)
+                        for (int j = 0; j < tn; j++) {
+                            /* L2, not L1: another SM wrote it */
+                            const float4 pj = __ldcg(spart + (int64_t)j * M + row);
+                            chan_merge(nn, mm, q, pj.x, pj.y, pj.z);
+                        }
+                    const float rs = rstd_of(q, K, eps);
+                    sstat[r] = make_float2(mm, rs);
+                    if (jn == 0 && row < M) {
+                        mean[row] = mm;
+                        rstd[row] = rs;
+                        if (off_centre_row(mm, rs)) *off_centre = 1;
+                    }
+                }
             }
         };
         /* STATS, after the last slice: the 8 threads of each row merge their partial
@@ -444,17 +513,23 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                 }
                 if (tc == 0) {
                     const int r = tr + 16 * i;
-                    const float mean_r = sshift[i] + mu, rs = 1.f / sqrtf(m2 / (float)K + eps);
-                    sstat[r] = make_float2(mean_r, rs);
                     const int64_t row = m0 + r;
-                    if (row < M) {
-                        mean[row] = mean_r;
-                        rstd[row] = rs;
-                        if (off_centre_row(mean_r, rs)) *off_centre = 1;
+                    if (tn == 1) {
+                        const float mean_r = sshift[i] + mu, rs = 1.f / sqrtf(m2 / (float)K + eps);
+                        sstat[r] = make_float2(mean_r, rs);
+                        if (row < M) {
+                            mean[row] = mean_r;
+                            rstd[row] = rs;
+                            if (off_centre_row(mean_r, rs)) *off_centre = 1;
+                        }
+                    } else if (row < M) { /* this tile's share: (mean, M2, count) */
+                        spart[(int64_t)jn * M + row] =
+                            make_float4(n > 0.f ? sshift[i] + mu : 0.f, m2, n, 0.f);
                     }
                 }
             }
             scnt = 0;
+            if (tn > 1) split_stats_merge(m0);
             named_bar_sync(1 + cw, 128); /* sstat's rows of this warpgroup are written */
         };
         if constexpr (FOLD) { /* the epilogue's {c, d} lines into L1 (BN * 8 bytes) */
@@ -464,6 +539,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         } else {
             transform(0);
         }
+        int stats_kt = jn; /* STATS: the next slice of this tile's share (kt % tn == jn) */
         for (int kt = 0; kt < KT; kt++) {
             const int s = (it0 + kt) % S;
             if constexpr (FOLD) {
@@ -481,7 +557,11 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
 #pragma unroll
             for (int st = 0; st < 4; st++) wgmma_ss<T, BN>(acc, adesc + 2 * st, bdesc + 2 * st);
             wgmma_commit();
-            if constexpr (STATS) stats_slice(kt, s); /* overlaps the group just issued */
+            if constexpr (STATS) /* overlaps the group just issued */
+                if (kt == stats_kt) {
+                    stats_slice(kt, s);
+                    stats_kt += tn;
+                }
             /* The previous slice's group is done: release its stage before transforming
              * the next one, so the producer can refill it while this slice's group and
              * the transform run. Released after the transform instead, three of the four
@@ -636,7 +716,8 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
                  const T *__restrict__ gamma, const T *__restrict__ beta,
                  const T *__restrict__ bias, const float *__restrict__ cd,
                  int *__restrict__ off_centre, const int *__restrict__ block_flags,
-                 int flag_blocks, float eps, T *__restrict__ y, int64_t M, int K,
+                 int flag_blocks, float eps, float4 *__restrict__ spart, int *__restrict__ scount,
+                 T *__restrict__ y, int64_t M, int K,
                  int N, bool y_pairs, bool y_vec16, bool bias_pairs) {
 #if LNL_SM90A
     /* Launched as a programmatic dependent of the kernel before it (launch_t): wait for
@@ -651,7 +732,7 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
         return;
     if (FORM == FORM_TRANSFORM && cd && *off_centre == 0) return;
     fwd_body<T, BN, FORM>(&map_x, &map_b, mean, rstd, gamma, beta, bias, cd, off_centre,
-                          block_flags, flag_blocks, eps, y,
+                          block_flags, flag_blocks, eps, spart, scount, y,
                           M, K, N, y_pairs, y_vec16, bias_pairs);
 #endif
 }
@@ -704,6 +785,8 @@ struct fwd_operands {
     int flag_blocks;
     bool stats_inside;
     float eps;
+    float4 *spart; /* stats_inside with several column tiles: the split statistics */
+    int *scount;
     const void *gamma, *beta, *bias;
     void *y;
 };
@@ -724,7 +807,10 @@ cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, con
     /* persistent: one CTA per SM walks tiles b, b + grid, ...; the producer loads the
      * next tile's first stages while the consumers store this one (measured the same as
      * one CTA per tile so far; it leaves room for an overlapped epilogue) */
-    const int64_t grid = std::min<int64_t>(tiles, d.sm_count);
+    int64_t grid = std::min<int64_t>(tiles, d.sm_count);
+    /* split statistics: the tiles_n tiles of a row of tiles in one round (see fwd_body) */
+    const int64_t tiles_n = (N + BN - 1) / BN;
+    if (o.cd && o.stats_inside && tiles_n > 1) grid = std::max<int64_t>(tiles_n, grid / tiles_n * tiles_n);
     const bool y_pairs = N % 2 == 0 && ((uintptr_t)o.y & 3) == 0;
     const bool y_vec16 = N % 8 == 0 && aligned16(o.y);
     const bool bias_pairs = ((uintptr_t)o.bias & 3) == 0;
@@ -735,13 +821,14 @@ cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, con
         const cudaError_t e =
             launch_dependent(k, dim3((unsigned)grid), dim3(THREADS), C::SMEM, s, o.mx, o.mwf, o.mean,
                              o.rstd, g, b, bi, o.cd, o.off_centre, o.block_flags, o.flag_blocks,
-                             o.eps, (T *)o.y, M, (int)K,
+                             o.eps, o.spart, o.scount, (T *)o.y, M, (int)K,
                              (int)N, y_pairs, y_vec16, bias_pairs);
         if (e != cudaSuccess) return e;
     }
     return launch_dependent(ln_gemm_fwd_sm90<T, BN, FORM_TRANSFORM>, dim3((unsigned)grid),
                             dim3(THREADS), C::SMEM, s, o.mx, o.mw, o.mean, o.rstd, g, b, bi, o.cd,
-                            o.off_centre, o.block_flags, o.flag_blocks, o.eps, (T *)o.y, M, (int)K,
+                            o.off_centre, o.block_flags, o.flag_blocks, o.eps, o.spart, o.scount,
+                            (T *)o.y, M, (int)K,
                             (int)N, y_pairs, y_vec16,
                             bias_pairs);
 }
@@ -756,16 +843,35 @@ cudaError_t launch_typed(int bn, const fwd_operands &o, int64_t M, int64_t K, in
 
 /* Tile width along N: 256, which halves the transform's work per output column; it
  * beat 128 on every shape measured, N = 256 included (H200: 8192,4096,4096 0.65 vs
- * 0.92 ms; 32768,4096,256 0.26 vs 0.33 ms). 128 only when N fits in it. */
-static int pick_bn(int64_t N) { return N <= 128 ? 128 : 256; }
+ * 0.92 ms; 32768,4096,256 0.26 vs 0.33 ms, both with the transform form). 128 only when
+ * N fits in it. Timing-only switch (session 15, for the split statistics' first run):
+ * -DLNL_SM90_BN128_UPTO=256 takes 128-wide tiles up to N = 256 too, so that N = 256's two
+ * column tiles share each row's statistics (half the statistics' work a tile, x read from
+ * L2 by the second tile, twice the tiles). */
+#ifndef LNL_SM90_BN128_UPTO
+#define LNL_SM90_BN128_UPTO 128
+#endif
+static int pick_bn(int64_t N) { return N <= LNL_SM90_BN128_UPTO ? 128 : 256; }
 
-/* Only with one column of tiles. With several, each column's CTAs would compute the same
- * statistics, and that work slows the main loop where the GEMM is compute-bound: bf16
- * FUSED forward ms, H200, statistics inside at every N vs the pre-pass (lnl-bench,
- * docs/results/cuda/2026-12-01-session6): 8192,4096,4096 0.537-0.564 vs 0.448;
- * 8192,4096,12288 1.67-1.74 vs 1.36; 8192,768,3072 0.116-0.118 vs 0.095;
- * 16384,8192,1024 0.540-0.558 vs 0.497. */
-bool fused_forward_sm90_stats_inside(int64_t N) { return N <= pick_bn(N); }
+/* With one column of tiles, or (split statistics) up to four. Every column's CTAs
+ * computing all of their rows' statistics slowed the main loop where the GEMM is
+ * compute-bound: bf16 FUSED forward ms, H200, statistics inside at every N vs the
+ * pre-pass (lnl-bench, docs/results/cuda/2026-12-01-session6): 8192,4096,4096 0.537-0.564
+ * vs 0.448; 8192,4096,12288 1.67-1.74 vs 1.36; 8192,768,3072 0.116-0.118 vs 0.095;
+ * 16384,8192,1024 0.540-0.558 vs 0.497. Split among the tiles_n column tiles, each sums
+ * 1/tiles_n of the K slices (session 15, branch s15-split-stats, NOT measured yet: the
+ * pre-pass it replaces took 0.075 ms of 0.44 at 16384,8192,1024 and, with the folding, 0.009
+ * of 0.039 at 8192,1024,1024, H200, profile without PDL).
+ * -DLNL_SM90_SPLIT_STATS=0: one column of tiles only, as on main. */
+#ifndef LNL_SM90_SPLIT_STATS
+#define LNL_SM90_SPLIT_STATS 1
+#endif
+bool fused_forward_sm90_stats_inside(int64_t N) {
+    return N <= (LNL_SM90_SPLIT_STATS ? SPLIT_STATS_MAX_COL_TILES : 1) * (int64_t)pick_bn(N);
+}
+int64_t fused_forward_sm90_split_rows(int64_t M, int64_t N) {
+    return fused_forward_sm90_stats_inside(N) && N > pick_bn(N) ? (M + BM - 1) / BM : 0;
+}
 
 int64_t fused_forward_sm90_tiles(int64_t M, int64_t N) {
     const int bn = pick_bn(N);
@@ -805,6 +911,8 @@ cudaError_t launch_fused_forward_sm90(lnl_dtype dt, const void *x, const float *
     o.mean = (float *)mean, o.rstd = (float *)rstd, o.cd = fold.cd, o.off_centre = fold.off_centre;
     o.block_flags = fold.block_flags, o.flag_blocks = fold.flag_blocks;
     o.stats_inside = fold.cd && fold.stats_inside, o.eps = fold.eps;
+    o.spart = (float4 *)fold.split_part, o.scount = fold.split_count;
+    if (o.stats_inside && (N + bn - 1) / bn > 1 && (!o.spart || !o.scount)) return cudaErrorInvalidValue;
     o.gamma = gamma, o.beta = beta, o.bias = bias, o.y = y;
     const cudaError_t e = dt == LNL_DTYPE_BF16 ? launch_typed<__nv_bfloat16>(bn, o, M, K, N, d, s)
                                                : launch_typed<__half>(bn, o, M, K, N, d, s);

@@ -49,10 +49,20 @@ struct sm90_fold {
      * statistics pre-pass. Only where fused_forward_sm90_stats_inside(N). */
     bool stats_inside;
     float eps;
+    /* with stats_inside and several column tiles (split statistics): each tile's share of
+     * its rows' statistics (float4, M x SPLIT_STATS_MAX_COL_TILES) and one counter a row of
+     * tiles (fused_forward_sm90_split_rows of them), zeroed before the call */
+    void *split_part;
+    int *split_count;
 };
-/* Whether N fits one column of tiles, so that each tile's CTA reads whole rows of x and
- * can compute their statistics itself. */
+/* Whether the GEMM kernel can compute the rows' statistics itself: N fits one column of
+ * tiles, where each tile's CTA reads whole rows of x, or (split statistics) at most four,
+ * which then share the work and merge their shares. */
 bool fused_forward_sm90_stats_inside(int64_t N);
+/* The split statistics' counters (rows of tiles) for an M x N problem; 0 when the
+ * statistics inside need none (one column of tiles) or are not taken. */
+int64_t fused_forward_sm90_split_rows(int64_t M, int64_t N);
+constexpr int SPLIT_STATS_MAX_COL_TILES = 4;
 /* One launch (fold_weight.cu): the folded weight and {c, d} from W, gamma, beta and the
  * bias, and, for the first stats_rows rows of x, mean and rstd (stats_rows = 0: none,
  * for the in-kernel statistics, or for K > fold_prep_max_stats_k(), where the caller

@@ -94,6 +94,15 @@ static const shape_t shapes[] = {
     {12800, 200, 136, 0, 0, F_QUICK | F_HOPPER},
     {12800, 72, 100, 0, NULL_LB, F_QUICK | F_HOPPER},
     {12800, 72, 136, 1, 0, F_QUICK | F_HOPPER},
+    /* Two to four columns of tiles (N <= 1024) on enough tiles: the split statistics, each
+     * column tile summing every tn-th K slice and the tiles of a row of tiles merging
+     * their shares (fused_forward_sm90.cu). 4224,200,520: 33 x 3 tiles, K's four slices
+     * shared {0, 3}, {1}, {2}; 3200,72,1000: 25 x 4 tiles, two slices, so two of the four
+     * tiles have no share, and 1e3 rows, which the transform form redoes with the merged
+     * statistics; 12800,200,1000: 400 tiles, three rounds of the persistent grid. */
+    {4224, 200, 520, 0, 0, F_QUICK | F_HOPPER},
+    {3200, 72, 1000, 1, NULL_LB, F_QUICK | F_HOPPER},
+    {12800, 200, 1000, 0, 0, F_HOPPER},
     /* Stress: values near the f16 limit must neither overflow the statistics nor the
      * GEMMs (everything accumulates in float32); dy is scaled by 1e2 so that dx
      * (~ 1e2 * rstd ~ 5e-3) stays clear of f16's subnormal range while the true

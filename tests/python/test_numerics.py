@@ -298,10 +298,12 @@ def _fused_forward_into_nan(x, lnw, lnb, w, b, eps=1e-5):
 # persistent grid, so the flag rises while CTAs still have tiles ahead of them: every one of
 # those tiles must still get its statistics. "one_row": row M / 3 moved to 1e3; "all_rows":
 # every row at 1e3 + N(0, 2); "w_overflow" (f16): column 5 of W and gamma at 300, that
-# column of x at its row's mean (see test_cuda_f16_folded_weight_overflow).
+# column of x at its row's mean (see test_cuda_f16_folded_weight_overflow). N = 1000 takes
+# the split statistics (branch s15-split-stats): four column tiles share each row's
+# statistics, 1252 tiles over the grid.
 @pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
-@pytest.mark.parametrize("shape", [(40000, 512, 256), (40000, 1032, 136)], ids=str)
+@pytest.mark.parametrize("shape", [(40000, 512, 256), (40000, 1032, 136), (40000, 520, 1000)], ids=str)
 @pytest.mark.parametrize("case", ["one_row", "all_rows", "w_overflow"])
 def test_cuda_stats_inside_redo_many_tiles(dtype, shape, case):
     if case == "w_overflow" and dtype != torch.float16:
