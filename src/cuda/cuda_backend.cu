@@ -97,7 +97,7 @@ static fwd_layout fwd_carve(const lnl_problem *p, void *base) {
     l.off_centre = fold ? (int *)c.take(4) : nullptr;
     l.block_flags = fold ? (int *)c.take(4 * FOLD_PREP_MAX_BLOCKS) : nullptr;
     /* by shape alone (whether the call takes them depends on the device too) */
-    const int64_t split_rows = fold && lnl_dtype_size(p->dtype) == 2 ? fused_forward_sm90_split_rows(M, N) : 0;
+    const int64_t split_rows = fold && lnl_dtype_size(p->dtype) == 2 ? fused_forward_sm90_split_rows(M, K, N) : 0;
     l.split_part = split_rows ? c.take((size_t)M * SPLIT_STATS_MAX_COL_TILES * 16) : nullptr;
     l.split_count = split_rows ? (int *)c.take((size_t)split_rows * 4) : nullptr;
     l.total = c.used;
@@ -280,14 +280,16 @@ static lnl_status forward(const lnl_fwd_args *a) {
          * 0.081-0.082 vs 0.095-0.097. With fewer tiles the pre-pass, spread over the whole
          * GPU, won: 0.089-0.092 vs 0.082 at 8192,4096,256 (64 tiles) with the first version
          * of the in-kernel statistics (docs/results/cuda/2026-12-01-stats-inside).
-         * Branch s15-split-stats extends it to 2-4 columns of tiles (N <= 1024), which
-         * share each row's statistics (fused_forward_sm90.cu); not measured yet. */
+         * The split statistics extend it to 2-4 columns of tiles (N <= 1024) at large K,
+         * which share each row's statistics (fused_forward_sm90.cu). They take the
+         * workspace fwd_carve set aside for them (none when the shape does not take them). */
         const bool stats_inside = fold && LNL_SM90_STATS_INSIDE &&
-                                  fused_forward_sm90_stats_inside(N) &&
+                                  fused_forward_sm90_stats_inside(K, N) &&
+                                  (fused_forward_sm90_split_rows(M, K, N) == 0 || l.split_count) &&
                                   4 * fused_forward_sm90_tiles(M, N) >= 3 * (int64_t)d.sm_count;
         const bool stats_in_prep = fold && !stats_inside && K <= fold_prep_max_stats_k();
         /* split statistics (several column tiles): their counters start at zero */
-        const int64_t split_rows = stats_inside ? fused_forward_sm90_split_rows(M, N) : 0;
+        const int64_t split_rows = stats_inside ? fused_forward_sm90_split_rows(M, K, N) : 0;
         if (split_rows)
             CU_TRY("cudaMemsetAsync", cudaMemsetAsync(l.split_count, 0, (size_t)split_rows * 4, s));
         int flag_blocks = 0;

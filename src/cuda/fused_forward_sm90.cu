@@ -52,6 +52,8 @@
  * columns of the weight are zero, so whatever LN makes of the padded x columns
  * contributes exactly 0 (gamma and beta are taken as 0 there, so nothing is read past
  * K); rows past M and columns past N are computed but never stored. */
+#include <cstdlib>
+
 #include "cuda_common.cuh"
 #include "fused_sm90.cuh"
 #include "sm90_primitives.cuh"
@@ -844,14 +846,24 @@ cudaError_t launch_typed(int bn, const fwd_operands &o, int64_t M, int64_t K, in
 /* Tile width along N: 256, which halves the transform's work per output column; it
  * beat 128 on every shape measured, N = 256 included (H200: 8192,4096,4096 0.65 vs
  * 0.92 ms; 32768,4096,256 0.26 vs 0.33 ms, both with the transform form). 128 only when
- * N fits in it. Timing-only switch (session 15, for the split statistics' first run):
- * -DLNL_SM90_BN128_UPTO=256 takes 128-wide tiles up to N = 256 too, so that N = 256's two
- * column tiles share each row's statistics (half the statistics' work a tile, x read from
- * L2 by the second tile, twice the tiles). */
-#ifndef LNL_SM90_BN128_UPTO
-#define LNL_SM90_BN128_UPTO 128
-#endif
-static int pick_bn(int64_t N) { return N <= LNL_SM90_BN128_UPTO ? 128 : 256; }
+ * N fits in it. N = 256 as two 128-wide tiles sharing the statistics (split statistics,
+ * session 16) lost too: bf16 FUSED forward 0.187-0.188 vs 0.146-0.147 ms at 32768,4096,256
+ * and 0.151-0.152 vs 0.099-0.102 at 65536,1024,256 (docs/results/cuda/2026-12-02-session16). */
+static int pick_bn(int64_t N) { return N <= 128 ? 128 : 256; }
+
+/* The smallest K that takes the split statistics, and its override for tests. bf16 FUSED
+ * forward ms, H200, two rounds, split vs the pre-pass (session 16): 16384,8192,1024
+ * 0.409-0.415 vs 0.469-0.508; 12800,4096,768 0.180-0.184 vs 0.186-0.189; but
+ * 8192,1024,1024 0.061-0.068 vs 0.047-0.048 and 8192,768,1024 0.060 vs 0.039-0.042, where
+ * the pre-pass costs a few microseconds. LNL_CUDA_SPLIT_STATS_MIN_K=k (read on each call;
+ * like LNL_CPU_ISA, for tests and timing) takes them from K = k instead: 0 at every K (the
+ * CUDA table's split rows have K <= 1000), a huge k never. */
+static int64_t split_stats_min_k() {
+    const char *e = getenv("LNL_CUDA_SPLIT_STATS_MIN_K");
+    char *end = nullptr;
+    const long long k = e && *e ? strtoll(e, &end, 10) : -1;
+    return k >= 0 && end && *end == '\0' ? (int64_t)k : 4096;
+}
 
 /* With one column of tiles, or (split statistics) up to four. Every column's CTAs
  * computing all of their rows' statistics slowed the main loop where the GEMM is
@@ -859,18 +871,17 @@ static int pick_bn(int64_t N) { return N <= LNL_SM90_BN128_UPTO ? 128 : 256; }
  * pre-pass (lnl-bench, docs/results/cuda/2026-12-01-session6): 8192,4096,4096 0.537-0.564
  * vs 0.448; 8192,4096,12288 1.67-1.74 vs 1.36; 8192,768,3072 0.116-0.118 vs 0.095;
  * 16384,8192,1024 0.540-0.558 vs 0.497. Split among the tiles_n column tiles, each sums
- * 1/tiles_n of the K slices (session 15, branch s15-split-stats, NOT measured yet: the
- * pre-pass it replaces took 0.075 ms of 0.44 at 16384,8192,1024 and, with the folding, 0.009
- * of 0.039 at 8192,1024,1024, H200, profile without PDL).
- * -DLNL_SM90_SPLIT_STATS=0: one column of tiles only, as on main. */
+ * 1/tiles_n of the K slices, from K = split_stats_min_k().
+ * -DLNL_SM90_SPLIT_STATS=0: one column of tiles only. */
 #ifndef LNL_SM90_SPLIT_STATS
 #define LNL_SM90_SPLIT_STATS 1
 #endif
-bool fused_forward_sm90_stats_inside(int64_t N) {
-    return N <= (LNL_SM90_SPLIT_STATS ? SPLIT_STATS_MAX_COL_TILES : 1) * (int64_t)pick_bn(N);
+bool fused_forward_sm90_stats_inside(int64_t K, int64_t N) {
+    const int64_t cols = (N + pick_bn(N) - 1) / pick_bn(N);
+    return cols == 1 || (LNL_SM90_SPLIT_STATS && cols <= SPLIT_STATS_MAX_COL_TILES && K >= split_stats_min_k());
 }
-int64_t fused_forward_sm90_split_rows(int64_t M, int64_t N) {
-    return fused_forward_sm90_stats_inside(N) && N > pick_bn(N) ? (M + BM - 1) / BM : 0;
+int64_t fused_forward_sm90_split_rows(int64_t M, int64_t K, int64_t N) {
+    return N > pick_bn(N) && fused_forward_sm90_stats_inside(K, N) ? (M + BM - 1) / BM : 0;
 }
 
 int64_t fused_forward_sm90_tiles(int64_t M, int64_t N) {

@@ -46,7 +46,7 @@ struct sm90_fold {
     const int *block_flags;
     int flag_blocks; /* words of block_flags written by the pre-pass (0: none) */
     /* the GEMM kernel computes mean/rstd itself (and writes them, and the flag); no
-     * statistics pre-pass. Only where fused_forward_sm90_stats_inside(N). */
+     * statistics pre-pass. Only where fused_forward_sm90_stats_inside(K, N). */
     bool stats_inside;
     float eps;
     /* with stats_inside and several column tiles (split statistics): each tile's share of
@@ -56,12 +56,13 @@ struct sm90_fold {
     int *split_count;
 };
 /* Whether the GEMM kernel can compute the rows' statistics itself: N fits one column of
- * tiles, where each tile's CTA reads whole rows of x, or (split statistics) at most four,
- * which then share the work and merge their shares. */
-bool fused_forward_sm90_stats_inside(int64_t N);
-/* The split statistics' counters (rows of tiles) for an M x N problem; 0 when the
+ * tiles, where each tile's CTA reads whole rows of x, or (split statistics, K large
+ * enough; see fused_forward_sm90.cu) at most four, which then share the work and merge
+ * their shares. */
+bool fused_forward_sm90_stats_inside(int64_t K, int64_t N);
+/* The split statistics' counters (rows of tiles) for an M x K x N problem; 0 when the
  * statistics inside need none (one column of tiles) or are not taken. */
-int64_t fused_forward_sm90_split_rows(int64_t M, int64_t N);
+int64_t fused_forward_sm90_split_rows(int64_t M, int64_t K, int64_t N);
 constexpr int SPLIT_STATS_MAX_COL_TILES = 4;
 /* One launch (fold_weight.cu): the folded weight and {c, d} from W, gamma, beta and the
  * bias, and, for the first stats_rows rows of x, mean and rstd (stats_rows = 0: none,

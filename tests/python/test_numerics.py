@@ -298,17 +298,21 @@ def _fused_forward_into_nan(x, lnw, lnb, w, b, eps=1e-5):
 # persistent grid, so the flag rises while CTAs still have tiles ahead of them: every one of
 # those tiles must still get its statistics. "one_row": row M / 3 moved to 1e3; "all_rows":
 # every row at 1e3 + N(0, 2); "w_overflow" (f16): column 5 of W and gamma at 300, that
-# column of x at its row's mean (see test_cuda_f16_folded_weight_overflow). N = 1000 takes
-# the split statistics (branch s15-split-stats): four column tiles share each row's
-# statistics, 1252 tiles over the grid.
+# column of x at its row's mean (see test_cuda_f16_folded_weight_overflow). N = 520 and
+# 1000 take the split statistics: three or four column tiles share each row's statistics
+# (12800 x 520: 300 tiles, K = 4096, where the library takes them itself; 40000 x 1000:
+# 1252 tiles, at K = 520 only under LNL_CUDA_SPLIT_STATS_MIN_K=0).
 @pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
-@pytest.mark.parametrize("shape", [(40000, 512, 256), (40000, 1032, 136), (40000, 520, 1000)], ids=str)
+@pytest.mark.parametrize("shape", [(40000, 512, 256), (40000, 1032, 136), (12800, 4096, 520), (40000, 520, 1000)],
+                         ids=str)
 @pytest.mark.parametrize("case", ["one_row", "all_rows", "w_overflow"])
-def test_cuda_stats_inside_redo_many_tiles(dtype, shape, case):
+def test_cuda_stats_inside_redo_many_tiles(dtype, shape, case, monkeypatch):
     if case == "w_overflow" and dtype != torch.float16:
         pytest.skip("W * gamma overflows in f16 only")
     M, K, N = shape
+    if shape == (40000, 520, 1000):
+        monkeypatch.setenv("LNL_CUDA_SPLIT_STATS_MIN_K", "0")
     g = torch.Generator().manual_seed(13)
     x = (1e3 if case == "all_rows" else 3.0) + 2 * torch.randn(M, K, generator=g, dtype=torch.float64)
     lnw = 0.5 + torch.rand(K, generator=g, dtype=torch.float64)
