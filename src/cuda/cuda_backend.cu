@@ -117,10 +117,12 @@ struct bwd_plan {
  * kernel, the mma.sync one, took 5x cuBLAS's time at 8192,4096,4096: 1.70 vs 0.34 ms,
  * bench/cuda/profile_cuda.py, 2026-12-01). Not for launch-bound problems (the tiny
  * class of AUTO, M*K*N <= 2^24), where its six launches cost more than they save.
- * float32 likewise (branch s15-f32-dw-x, not run on a GPU; -DLNL_F32_DW_X=0 builds
- * without it): FUSED's float32 backward otherwise runs the SIMT dW kernel (its
- * forward+backward 1.15-1.73x the floor, session 15), and AUTO's, where N < K, writes LN(x)
- * for cuBLAS (M x K written and read; x is read for the row shift anyway in float32). */
+ * float32 likewise (session 16; -DLNL_F32_DW_X=0 builds without it): FUSED's float32
+ * backward otherwise runs the SIMT dW kernel, and AUTO's, where N < K, writes LN(x) for
+ * cuBLAS (M x K written and read; x is read for the row shift anyway in float32). FUSED
+ * float32 forward+backward / floor, H200, two rounds, with vs without
+ * (docs/results/cuda/2026-12-02-session16/call2-f32-dw-x): 4096,768,768 1.07-1.09 vs
+ * 1.66-1.68; 8192,1024,1024 1.08-1.09 vs 1.58-1.60; 32768,4096,256 1.08 vs 1.55-1.58. */
 #ifndef LNL_F32_DW_X
 #define LNL_F32_DW_X 1
 #endif

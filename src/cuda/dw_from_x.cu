@@ -31,7 +31,7 @@
  * Not f16: there rstd * dy leaves f16's range where a row's spread is large or tiny
  * (rstd up to 1/sqrt(eps)); bf16 has float32's exponent range.
  *
- * float32 (branch s15-f32-dw-x, session 15, not run on a GPU): dy' = rstd * dy unrounded
+ * float32 (session 16; the figures in cuda_backend.cu): dy' = rstd * dy unrounded
  * and G from cuBLAS's true-fp32 GEMM. The cancellation is float32's, as in the forward's
  * epilogue form (f32_fold.cu). bench/dw_from_x_numerics_f32.py (CPU, float32 matmul, rows
  * of spread 2) puts dW's error at 3.4e-7 |mean| rstd for any shape: 6.2e-7 at a ratio of
@@ -277,7 +277,10 @@ dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__res
  * taller blocks also mean fewer partial bytes. Before session 15 a block was as wide as
  * the columns (up to 256 threads) with 256 / width lanes, each lane at least one row: at
  * 4096 x 768 that was 1056 blocks of 2 lanes with 2 rows each, whose 6.5 MB of partials
- * outweighed dy's 6 MB, and at 8192 x 3072 528 partial rows, 13 MB against dy's 50. */
+ * outweighed dy's 6 MB, and at 8192 x 3072 528 partial rows, 13 MB against dy's 50.
+ * bf16 FUSED backward ms, H200, two rounds, taller vs before (session 16,
+ * docs/results/cuda/2026-12-02-session16/call2-f32-dw-x, its "off" build): 4096,768,768
+ * 0.065-0.069 vs 0.087-0.090; 8192,1024,1024 0.113-0.114 vs 0.125. */
 constexpr int PREP_LANES = PREP_THREADS / 32;
 static void prep_shape(int64_t M, int64_t N, int64_t V, const device_info &d, int *bx, int *lanes,
                        int64_t *col_blocks, int64_t *G) {
