@@ -14,15 +14,22 @@
 #  3. ncu of the forward GEMM kernels against cuBLAS's on the same data at 32768,4096,256
 #     (bench/cuda/ncu_forward.py): SpeedOfLight, ComputeWorkloadAnalysis (tensor pipe),
 #     WarpStateStats (what the consumer warps wait on), SchedulerStats.
-# Every build with -DLNL_PDL=0: under PDL torch.profiler times a dependent kernel from its
-# launch (session 15). ~5 minutes. From the repo root: `C=<commit> bash <this script>`.
+#  4. AUTO's float32 rule at N <= 256: FUSED's forward beat UNFUSED's at 32768,4096,256 in
+#     two runs (1.11 vs 1.15x and 1.136 vs 1.175x the GEMM), its forward+backward tied
+#     (1.06 vs 1.07x the floor), keeping 0.26 MB instead of 537; AUTO still takes UNFUSED.
+#     lnl-bench float32, three rounds, at N <= 256 shapes (default build).
+# The profiling builds with -DLNL_PDL=0: under PDL torch.profiler times a dependent kernel
+# from its launch (session 15). ~7 minutes. From the repo root: `C=<commit> bash <this script>`.
 export PYTHONUNBUFFERED=1 PYTHONPATH=python
 R=$OUT/prof16; mkdir -p $R; echo "${C:-unknown}" > $R/COMMIT
 b() { local n=$1 fl=$2
   cmake -S . -B build-$n -G Ninja -DCMAKE_BUILD_TYPE=Release -DLNL_ENABLE_CUDA=ON -DLNL_BUILD_TORCH_OPS=OFF \
     -DLNL_BUILD_TESTS=OFF -DLNL_BUILD_BENCH=OFF "-DCMAKE_CUDA_FLAGS=$fl" > $R/cfg_$n.log 2>&1 \
     && cmake --build build-$n -j8 --target lnlinear > $R/build_$n.log 2>&1; echo "build $n rc $?"; }
-b nopdl "-DLNL_PDL=0" & b nostats "-DLNL_PDL=0 -DLNL_SM90_STATS_INSIDE=0" & wait
+b nopdl "-DLNL_PDL=0" & b nostats "-DLNL_PDL=0 -DLNL_SM90_STATS_INSIDE=0" &
+cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DLNL_ENABLE_CUDA=ON -DLNL_BUILD_TORCH_OPS=OFF \
+  > $R/cfg_bench.log 2>&1 && cmake --build build-bench -j8 --target lnl-bench > $R/build_bench.log 2>&1 &
+wait; echo "build bench: $(ls build-bench/bench/lnl-bench 2>/dev/null || echo missing)"
 P="python3 bench/cuda/profile_cuda.py --dtypes bf16 --strategies fused"
 timeout 120 $P --lib build-nopdl/liblnlinear.so --shapes 32768,4096,256 65536,1024,256 > $R/n256_stats.txt 2>&1
 echo "n256 stats rc $?"
@@ -43,5 +50,11 @@ for v in nopdl nostats; do
     > $R/ncu_$v.txt 2>&1; echo "ncu $v rc $?"
   grep -E "ln_gemm_fwd_sm90|nvjet|Duration|Compute \(SM\) Throughput|Issue Slots Busy|Stall|No Eligible" \
     $R/ncu_$v.txt | cut -c1-120 | head -60
+done
+B="--device cuda --dtype f32"
+for sh in 32768,4096,256 65536,1024,256 16384,2048,128 12800,4096,256 8192,4096,256; do B="$B --shape $sh"; done
+for r in 1 2 3; do
+  timeout 90 build-bench/bench/lnl-bench $B > $R/f32_n256_$r.txt 2>&1; echo "== f32 N <= 256, round $r rc $?"
+  awk '$1 == "cuda" && $4 != "cuBLAS" {print $3, $4, "fwd/GEMM", $9, "f+b/floor", $11, "err", $12, "MB", $13}' $R/f32_n256_$r.txt
 done
 cd $OUT && tar czf prof16.tgz prof16 && rm -rf prof16
