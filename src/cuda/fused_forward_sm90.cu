@@ -878,7 +878,8 @@ static int64_t split_stats_min_k() {
 #endif
 bool fused_forward_sm90_stats_inside(int64_t K, int64_t N) {
     const int64_t cols = (N + pick_bn(N) - 1) / pick_bn(N);
-    return cols == 1 || (LNL_SM90_SPLIT_STATS && cols <= SPLIT_STATS_MAX_COL_TILES && K >= split_stats_min_k());
+    return cols == 1 || (LNL_SM90_SPLIT_STATS && cols <= SPLIT_STATS_MAX_COL_TILES &&
+                         K >= split_stats_min_k());
 }
 int64_t fused_forward_sm90_split_rows(int64_t M, int64_t K, int64_t N) {
     return N > pick_bn(N) && fused_forward_sm90_stats_inside(K, N) ? (M + BM - 1) / BM : 0;

@@ -98,10 +98,11 @@ static const shape_t shapes[] = {
     {12800, 72, 136, 1, 0, F_QUICK | F_HOPPER},
     /* Two to four columns of tiles (N <= 1024) on enough tiles: the split statistics, each
      * column tile summing every tn-th K slice and the tiles of a row of tiles merging
-     * their shares (fused_forward_sm90.cu; F_SPLIT takes them at these small K). 4224,200,520: 33 x 3 tiles, K's four slices
-     * shared {0, 3}, {1}, {2}; 3200,72,1000: 25 x 4 tiles, two slices, so two of the four
-     * tiles have no share, and 1e3 rows, which the transform form redoes with the merged
-     * statistics; 12800,200,1000: 400 tiles, three rounds of the persistent grid. */
+     * their shares (fused_forward_sm90.cu; F_SPLIT takes them at these small K).
+     * 4224,200,520: 33 x 3 tiles, K's four slices shared {0, 3}, {1}, {2}; 3200,72,1000:
+     * 25 x 4 tiles, two slices, so two of the four tiles have no share, and 1e3 rows, which
+     * the transform form redoes with the merged statistics; 12800,200,1000: 400 tiles,
+     * three rounds of the persistent grid. */
     {4224, 200, 520, 0, 0, F_QUICK | F_HOPPER | F_SPLIT},
     {3200, 72, 1000, 1, NULL_LB, F_QUICK | F_HOPPER | F_SPLIT},
     {12800, 200, 1000, 0, 0, F_HOPPER | F_SPLIT},
