@@ -367,7 +367,8 @@ static lnl_status backward(const lnl_bwd_args *a) {
     ST_TRY(device_query(&d));
     cudaStream_t s = (cudaStream_t)p->stream;
     /* A tiny problem's time is its launches: FUSED's backward is then one launch
-     * (tiny_backward.cuh) instead of the five below, and needs no workspace. */
+     * (tiny_backward.cuh) instead of the five below, and needs no workspace (the size
+     * query says 0). */
     if (p->strategy == LNL_STRATEGY_FUSED && tiny_backward_serves(M, K, N)) {
         CU_TRY("tiny backward",
                launch_tiny_backward(p->dtype, a->x, a->dy, a->linear_weight, a->ln_weight,
@@ -560,6 +561,10 @@ lnl_strategy lnl_cuda_auto_strategy(const lnl_problem *p, int backward) {
 size_t lnl_cuda_forward_workspace_size(const lnl_problem *p) { return fwd_carve(p, nullptr).total; }
 
 size_t lnl_cuda_backward_workspace_size(const lnl_problem *p) {
+    /* FUSED's tiny backward (backward() above) works in shared memory alone */
+    if (p->strategy == LNL_STRATEGY_FUSED &&
+        tiny_backward_serves(p->rows, p->in_features, p->out_features))
+        return 0;
     device_info d;
     if (device_query(&d) != LNL_STATUS_SUCCESS) return 0;
     return bwd_carve(p, bwd_plan_for(p, d), nullptr).total;
