@@ -857,7 +857,9 @@ static int pick_bn(int64_t N) { return N <= 128 ? 128 : 256; }
  * 8192,1024,1024 0.061-0.068 vs 0.047-0.048 and 8192,768,1024 0.060 vs 0.039-0.042, where
  * the pre-pass costs a few microseconds. LNL_CUDA_SPLIT_STATS_MIN_K=k (read on each call;
  * like LNL_CPU_ISA, for tests and timing) takes them from K = k instead: 0 at every K (the
- * CUDA table's split rows have K <= 1000), a huge k never. */
+ * CUDA table's split rows have K <= 1000), a huge k never. It changes the forward's
+ * workspace size, which the Python layers cache per shape: set it before a shape's first
+ * call (a call given too small a workspace fails with WORKSPACE_TOO_SMALL). */
 static int64_t split_stats_min_k() {
     const char *e = getenv("LNL_CUDA_SPLIT_STATS_MIN_K");
     char *end = nullptr;
