@@ -284,11 +284,10 @@ static lnl_status forward(const lnl_fwd_args *a) {
          * GPU, won: 0.089-0.092 vs 0.082 at 8192,4096,256 (64 tiles) with the first version
          * of the in-kernel statistics (docs/results/cuda/2026-12-01-stats-inside).
          * The split statistics extend it to 2-4 columns of tiles (N <= 1024) at large K,
-         * which share each row's statistics (fused_forward_sm90.cu). They take the
-         * workspace fwd_carve set aside for them (none when the shape does not take them). */
+         * which share each row's statistics (fused_forward_sm90.cu), in the workspace
+         * fwd_carve set aside for them. */
         const bool stats_inside = fold && LNL_SM90_STATS_INSIDE &&
                                   fused_forward_sm90_stats_inside(K, N) &&
-                                  (fused_forward_sm90_split_rows(M, K, N) == 0 || l.split_count) &&
                                   4 * fused_forward_sm90_tiles(M, N) >= 3 * (int64_t)d.sm_count;
         const bool stats_in_prep = fold && !stats_inside && K <= fold_prep_max_stats_k();
         /* split statistics (several column tiles): their counters start at zero */

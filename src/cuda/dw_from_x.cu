@@ -281,31 +281,29 @@ dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__res
  * bf16 FUSED backward ms, H200, two rounds, taller vs before (session 16,
  * docs/results/cuda/2026-12-02-session16/call2-f32-dw-x, its "off" build): 4096,768,768
  * 0.065-0.069 vs 0.087-0.090; 8192,1024,1024 0.113-0.114 vs 0.125. */
-constexpr int PREP_LANES = PREP_THREADS / 32;
-static void prep_shape(int64_t M, int64_t N, int64_t V, const device_info &d, int *bx, int *lanes,
-                       int64_t *col_blocks, int64_t *G) {
+constexpr int PREP_COLS = 32, PREP_LANES = PREP_THREADS / PREP_COLS;
+/* the grid for V columns a thread: column blocks x G partial rows */
+static void prep_grid(int64_t M, int64_t N, int64_t V, const device_info &d, int64_t *col_blocks,
+                      int64_t *G) {
     const int64_t t = (N + V - 1) / V; /* column threads */
-    *bx = 32;
-    *lanes = PREP_LANES;
-    *col_blocks = (t + *bx - 1) / *bx;
+    *col_blocks = (t + PREP_COLS - 1) / PREP_COLS;
     const int64_t want = std::max<int64_t>(1, 8 * (int64_t)d.sm_count / *col_blocks);
-    const int64_t tall = (M + (int64_t)PREP_LANES * PREP_UNROLL - 1) / ((int64_t)PREP_LANES * PREP_UNROLL);
-    *G = std::max<int64_t>(1, std::min<int64_t>({want, tall, 65535}));
+    const int64_t rows = (int64_t)PREP_LANES * PREP_UNROLL;
+    *G = std::max<int64_t>(1, std::min<int64_t>({want, (M + rows - 1) / rows, 65535}));
 }
-/* columns a thread owns: 16 bytes of dy where N and the pointers allow, else one */
+/* 16 bytes of dy a thread (V columns) where N and the pointers allow, else one column */
+static int prep_width(lnl_dtype dt) { return 16 / (int)lnl_dtype_size(dt); }
 static int prep_elems(lnl_dtype dt, int64_t N, const void *dy, const void *dyp) {
-    const int V = dt == LNL_DTYPE_F32 ? 4 : 8;
+    const int V = prep_width(dt);
     return N % V == 0 && aligned16(dy) && aligned16(dyp) ? V : 1;
 }
 
 int64_t dw_prep_rows(lnl_dtype dt, int64_t M, int64_t N, const device_info &d) {
-    int bx, lanes;
-    int64_t cb, g1, gv;
-    /* the larger of the two shapes' counts: the workspace is sized before the pointers'
+    /* the larger of the two widths' counts: the workspace is sized before the pointers'
      * alignment is known */
-    const int V = dt == LNL_DTYPE_F32 ? 4 : 8;
-    prep_shape(M, N, 1, d, &bx, &lanes, &cb, &g1);
-    prep_shape(M, N, N % V == 0 ? V : 1, d, &bx, &lanes, &cb, &gv);
+    int64_t cb, g1, gv;
+    prep_grid(M, N, 1, d, &cb, &g1);
+    prep_grid(M, N, N % prep_width(dt) == 0 ? prep_width(dt) : 1, d, &cb, &gv);
     return std::max(g1, gv);
 }
 
@@ -314,10 +312,9 @@ static cudaError_t dw_prep_t(const T *dy, const float *mean, const float *rstd, 
                              float2 *part_uv, int *off_centre, int64_t M, int64_t N, int V,
                              const device_info &d, cudaStream_t s, int64_t *G) {
     constexpr int VV = vec_elems<T>();
-    int bx, lanes;
     int64_t col_blocks;
-    prep_shape(M, N, V, d, &bx, &lanes, &col_blocks, G);
-    const dim3 grid((unsigned)col_blocks, (unsigned)*G), block((unsigned)bx, (unsigned)lanes);
+    prep_grid(M, N, V, d, &col_blocks, G);
+    const dim3 grid((unsigned)col_blocks, (unsigned)*G), block(PREP_COLS, PREP_LANES);
     return launch_dependent(V > 1 ? dw_prep_kernel<T, VV> : dw_prep_kernel<T, 1>, grid, block, 0, s,
                             dy, mean, rstd, dyp, part_uv, off_centre, M, N);
 }

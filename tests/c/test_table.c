@@ -613,16 +613,15 @@ int main(int argc, char **argv) {
             tcase c;
             case_setup(&c, &shapes[si], dtypes[di], dev, 1000 * si + di + 1);
             /* the library reads it on each call; the caller's own setting comes back after */
-            const char *had = getenv("LNL_CUDA_SPLIT_STATS_MIN_K");
+            const int split = (shapes[si].flags & F_SPLIT) != 0;
+            const char *had = split ? getenv("LNL_CUDA_SPLIT_STATS_MIN_K") : NULL;
             char saved[32] = "";
             if (had) snprintf(saved, sizeof saved, "%s", had);
-            if (shapes[si].flags & F_SPLIT) setenv("LNL_CUDA_SPLIT_STATS_MIN_K", "0", 1);
+            if (split) setenv("LNL_CUDA_SPLIT_STATS_MIN_K", "0", 1);
             for (size_t k = 0; k < 4; k++)
                 if (supported[di][k]) run_case(&c, strats[k]);
-            if (shapes[si].flags & F_SPLIT) {
-                if (had) setenv("LNL_CUDA_SPLIT_STATS_MIN_K", saved, 1);
-                else unsetenv("LNL_CUDA_SPLIT_STATS_MIN_K");
-            }
+            if (split && had) setenv("LNL_CUDA_SPLIT_STATS_MIN_K", saved, 1);
+            else if (split) unsetenv("LNL_CUDA_SPLIT_STATS_MIN_K");
             case_teardown(&c);
         }
     }
