@@ -1,0 +1,119 @@
+# tests/gpu/ab.sh: the steps of an A/B device script, to be sourced. Every GPU session since
+# the sixth wrote them inline (docs/results/cuda/*/next-*.sh): build two or three variants
+# of the library, a smoke run that catches a hang before anything else, test-table rows,
+# compute-sanitizer on a few rows, lnl-bench rounds taken in turn across the variants (the
+# H200 is shared and drifts: a variant's rounds are never run back to back), and the
+# results packed for the device tool. A script sources this file and calls the steps:
+#
+#   . tests/gpu/ab.sh && ab_init dx                       # results in $OUT/dx
+#   ab_build old ../main "" lnl-bench & ab_build new . "" lnl-bench test_table & wait
+#   ab_smoke new 30 "--dtype bf16 --strategy fused" 8192,1024,1024 || { ab_pack; exit 1; }
+#   ab_tables new 90 4224,520,136 3200,1000,72
+#   ab_quick new 120 bf16 f16
+#   ab_sanitize new bf16 4224,520,136
+#   ab_bench 2 "old new" "--dtype bf16 --strategy fused" 8192,1024,1024 32768,4096,256
+#   ab_pack
+#
+# A variant NAME is built in ./build-NAME. Every step runs under `timeout` and prints one
+# line a run (its exit status: 124 is a timeout), its full output going to $R. The
+# device defaults to cuda; AB_DEVICE=cpu runs the same steps on the CPU backend (how this
+# file is tested without a GPU). Nothing here exits: the caller decides what a failure
+# stops.
+
+ab_init() { # NAME: results in $OUT/NAME (./ab-NAME without $OUT); starts the clock
+    AB_NAME=$1
+    if [ -n "${OUT:-}" ]; then R=$OUT/$1; else R=./ab-$1; fi
+    AB_DEVICE=${AB_DEVICE:-cuda}
+    AB_T0=$(date +%s)
+    rm -rf "$R" && mkdir -p "$R"
+}
+
+ab_el() { echo "[t=$(($(date +%s) - AB_T0)) s] $*"; } # elapsed seconds and a label
+
+ab_build() { # NAME SRC CUDA_FLAGS TARGET...: configure and build build-NAME from SRC
+    local n=$1 src=$2 fl=$3
+    shift 3
+    local cuda=ON
+    [ "$AB_DEVICE" = cpu ] && cuda=OFF
+    cmake -S "$src" -B "build-$n" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLNL_ENABLE_CUDA=$cuda \
+        -DLNL_BUILD_TORCH_OPS=OFF "-DCMAKE_CUDA_FLAGS=$fl" >"$R/cfg_$n.log" 2>&1 &&
+        cmake --build "build-$n" -j "${AB_JOBS:-8}" --target "$@" >"$R/build_$n.log" 2>&1
+    local rc=$?
+    echo "build $n rc $rc"
+    return $rc
+}
+
+# lnl-bench's result rows (dev dtype M,K,N strategy fwd bwd ... f+b/floor err MB verdict):
+# shape, strategy, fwd and bwd ms, fwd/GEMM, f+b/floor, max error and verdict
+ab_rows() { awk '$1 == "cuda" || $1 == "cpu" { if ($4 != "cuBLAS" && $4 != "OpenBLAS")
+    print $3, $4, "fwd", $5, "bwd", $6, "fwd/GEMM", $9, "f+b/floor", $11, "err", $12, $NF }' "$@"; }
+
+ab_smoke() { # NAME LIMIT "BENCH ARGS" SHAPE...: one lnl-bench run a shape; 1 if any hung
+    local n=$1 limit=$2 args=$3 s rc hung=0
+    shift 3
+    for s in "$@"; do
+        # shellcheck disable=SC2086  # the arguments are words on purpose
+        timeout "$limit" "build-$n/bench/lnl-bench" --device "$AB_DEVICE" $args --shape "$s" \
+            >"$R/smoke_${n}_$s.txt" 2>&1
+        rc=$?
+        [ $rc = 124 ] && hung=1
+        echo "smoke $n $s rc $rc (124: a hang): $(ab_rows "$R/smoke_${n}_$s.txt" | paste -sd';')"
+    done
+    return $hung
+}
+
+ab_tables() { # NAME LIMIT SHAPE...: the C test table's rows of these shapes
+    local n=$1 limit=$2 s
+    shift 2
+    for s in "$@"; do
+        timeout "$limit" "build-$n/tests/test_table" --device "$AB_DEVICE" --shape "$s" \
+            >"$R/table_${n}_$s.txt" 2>&1
+        echo "table $n $s rc $?: $(tail -1 "$R/table_${n}_$s.txt")"
+    done
+}
+
+ab_quick() { # NAME LIMIT DTYPE...: the quick test table of each dtype
+    local n=$1 limit=$2 d
+    shift 2
+    for d in "$@"; do
+        timeout "$limit" "build-$n/tests/test_table" --device "$AB_DEVICE" --quick --dtype "$d" \
+            >"$R/table_quick_${n}_$d.txt" 2>&1
+        echo "table quick $n $d rc $?: $(tail -1 "$R/table_quick_${n}_$d.txt")"
+    done
+}
+
+ab_sanitize() { # NAME DTYPE SHAPE...: memcheck, racecheck, synccheck on the quick rows
+    local n=$1 d=$2 s tool f
+    shift 2
+    for s in "$@"; do
+        for tool in memcheck racecheck synccheck; do
+            f=$R/san_${tool}_${n}_$s.txt
+            timeout "${AB_SAN_LIMIT:-120}" compute-sanitizer --tool $tool --error-exitcode 99 \
+                "build-$n/tests/test_table" --device "$AB_DEVICE" --quick --dtype "$d" --shape "$s" \
+                >"$f" 2>&1
+            echo "$tool $n $s rc $?: $(grep -E 'passed|SUMMARY' "$f" | paste -sd' ' | cut -c1-150)"
+            # racecheck's reports by kernel: cuBLAS's own (nvjet_*) are not ours to judge
+            grep "Race reported" "$f" | sed 's/+0x.*//;s/.*access at //' | sort | uniq -c | head -5
+        done
+    done
+}
+
+ab_bench() { # ROUNDS "VARIANT..." "BENCH ARGS" SHAPE...: the variants in turn, ROUNDS times
+    local rounds=$1 variants=$2 args=$3 r v s shapes=()
+    shift 3
+    for s in "$@"; do shapes+=(--shape "$s"); done
+    for ((r = 1; r <= rounds; r++)); do
+        for v in $variants; do
+            # shellcheck disable=SC2086
+            timeout "${AB_BENCH_LIMIT:-120}" "build-$v/bench/lnl-bench" --device "$AB_DEVICE" $args \
+                "${shapes[@]}" >"$R/bench_${v}_$r.txt" 2>&1
+            echo "== $v round $r rc $?"
+            ab_rows "$R/bench_${v}_$r.txt"
+        done
+    done
+}
+
+ab_pack() { # $R into $OUT/NAME.tgz (the device tool brings files back, not folders)
+    [ -n "${OUT:-}" ] || return 0
+    (cd "$OUT" && tar czf "$AB_NAME.tgz" "$AB_NAME" && rm -rf "$AB_NAME")
+}
