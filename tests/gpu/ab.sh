@@ -43,9 +43,9 @@ ab_build() { # NAME SRC CUDA_FLAGS TARGET...: configure and build build-NAME fro
     return $rc
 }
 
-# lnl-bench's result rows (dev dtype M,K,N strategy fwd bwd ... f+b/floor err MB verdict):
+# lnl-bench's result rows (dev dtype M,K,N strategy fwd bwd ... f+b/floor err MB ok|FAIL):
 # shape, strategy, fwd and bwd ms, fwd/GEMM, f+b/floor, max error and verdict
-ab_rows() { awk '$1 == "cuda" || $1 == "cpu" { if ($4 != "cuBLAS" && $4 != "OpenBLAS")
+ab_rows() { awk '($1 == "cuda" || $1 == "cpu") && ($NF == "ok" || $NF == "FAIL") {
     print $3, $4, "fwd", $5, "bwd", $6, "fwd/GEMM", $9, "f+b/floor", $11, "err", $12, $NF }' "$@"; }
 
 ab_smoke() { # NAME LIMIT "BENCH ARGS" SHAPE...: one lnl-bench run a shape; 1 if any hung
