@@ -505,6 +505,9 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                     const float mu_o = __shfl_xor_sync(0xffffffffu, mu, o);
                     const float m2_o = __shfl_xor_sync(0xffffffffu, m2, o);
                     const float n_o = __shfl_xor_sync(0xffffffffu, n, o);
+                    /* chan_merge's arithmetic with n = nt outside the test: calling it
+                     * changed this kernel's SASS (session 17), and its timings were
+                     * measured with this */
                     const float nt = n + n_o;
                     if (n_o > 0.f) {
                         const float delta = mu_o - mu, f = n_o / nt;
@@ -517,7 +520,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                     const int r = tr + 16 * i;
                     const int64_t row = m0 + r;
                     if (tn == 1) {
-                        const float mean_r = sshift[i] + mu, rs = 1.f / sqrtf(m2 / (float)K + eps);
+                        const float mean_r = sshift[i] + mu, rs = rstd_of(m2, K, eps);
                         sstat[r] = make_float2(mean_r, rs);
                         if (row < M) {
                             mean[row] = mean_r;
