@@ -9,7 +9,8 @@
  * (bf16 and f32, the GPU problem list) when built with CUDA and a GPU is present.
  * Timings are medians; the accuracy check runs on the first rows of each problem
  * (enough rows for every tensor to be checked, few enough that the float64
- * reference stays fast): see check_rows().
+ * reference stays fast): see check_rows(). The timed run's own y and dx are checked
+ * too, on the same first rows (y_timed, dx_timed in the JSON).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -208,15 +209,27 @@ static const int checked[] = {Y, DX, DG, DB, DW, DBIAS};
 static const char *const checked_name[] = {"y", "dx", "dln_weight", "dln_bias", "dlinear_weight",
                                            "dlinear_bias"};
 enum { NCHECK = 6 };
+/* The row-local outputs checked again on the timed run itself (its first rows), as
+ * positions in checked[]: the check run above has only check_rows() rows, and at large M
+ * the library can take other kernels for it than for the timed problem (fewer tiles
+ * than SMs, for one). dx's rows depend on their own rows of x and dy only; the weight
+ * gradients sum over every row, so they are checked on the check run alone. */
+static const int timed_checked[] = {0, 1};
+static const char *const timed_checked_name[] = {"y_timed", "dx_timed"};
+enum { NTIMED = 2 };
 
-static double *download(const run *r, int i) {
-    size_t n = r->bytes[i] / lnl_dtype_size(r->p.dtype);
-    void *tmp = malloc(r->bytes[i] ? r->bytes[i] : 1);
+/* The first n elements of buffer i, in double. */
+static double *download_n(const run *r, int i, size_t n) {
+    const size_t bytes = n * lnl_dtype_size(r->p.dtype);
+    void *tmp = malloc(bytes ? bytes : 1);
     double *d = malloc(sizeof(double) * (n ? n : 1));
-    bench_download(r->p.device, tmp, r->buf[i], r->bytes[i]);
+    bench_download(r->p.device, tmp, r->buf[i], bytes);
     bench_to_double(r->p.dtype, tmp, d, n);
     free(tmp);
     return d;
+}
+static double *download(const run *r, int i) {
+    return download_n(r, i, r->bytes[i] / lnl_dtype_size(r->p.dtype));
 }
 
 static double rel_err(const double *a, const double *ref, size_t n) {
@@ -250,14 +263,27 @@ static void check_against(run *r, double *const ref[NCHECK], double err[NCHECK])
     }
 }
 
+/* The timed run's y and dx (from its last forward and backward), first `rows` rows, vs
+ * the reference's, which has exactly those rows. */
+static void check_timed(const run *r, size_t rows, double *const ref[NCHECK],
+                        double err[NTIMED]) {
+    for (int c = 0; c < NTIMED; c++) {
+        const int i = checked[timed_checked[c]];
+        const size_t n = rows * (size_t)(i == Y ? r->p.out_features : r->p.in_features);
+        double *got = download_n(r, i, n);
+        err[c] = rel_err(got, ref[timed_checked[c]], n);
+        free(got);
+    }
+}
+
 typedef struct result {
     lnl_device dev;
     lnl_dtype dt;
     shape s;
     const char *strategy; /* as asked */
     const char *resolved;
-    double fwd_ms, bwd_ms, gemm_ms, gemm3_ms, floor_ms, gemm_constant_ms, err[NCHECK], max_err,
-        bound;
+    double fwd_ms, bwd_ms, gemm_ms, gemm3_ms, floor_ms, gemm_constant_ms, err[NCHECK],
+        err_timed[NTIMED], max_err, bound;
     size_t saved_bytes;
     int ok;
 } result;
@@ -297,6 +323,8 @@ static void print_json(FILE *f, const result *r, int first) {
             r->ok ? "true" : "false");
     for (int c = 0; c < NCHECK; c++)
         fprintf(f, "%s\"%s\": %.3e", c ? ", " : "", checked_name[c], r->err[c]);
+    for (int c = 0; c < NTIMED; c++)
+        fprintf(f, ", \"%s\": %.3e", timed_checked_name[c], r->err_timed[c]);
     fprintf(f, "}}");
 }
 
@@ -455,11 +483,6 @@ int main(int argc, char **argv) {
                     check_against(&x, refv, r.err);
                     run_free(&x);
                     r.bound = bound_of(dts[t]);
-                    r.ok = 1;
-                    for (int c = 0; c < NCHECK; c++) {
-                        if (r.err[c] > r.max_err || isnan(r.err[c])) r.max_err = r.err[c];
-                        if (!(r.err[c] <= r.bound)) r.ok = 0;
-                    }
                     run_setup(&x, &ps, &h, h.M);
                     x.keep_ln_out = keep;
                     r.saved_bytes = lnl_saved_bytes(&ps, x.keep_ln_out);
@@ -467,7 +490,14 @@ int main(int argc, char **argv) {
                     r.fwd_ms = bench_median_ms(dev, forward, &x, budget);
                     forward(&x); /* the backward times on this forward's saved tensors */
                     r.bwd_ms = bench_median_ms(dev, backward, &x, budget);
+                    check_timed(&x, crow, refv, r.err_timed);
                     run_free(&x);
+                    r.ok = 1;
+                    for (int c = 0; c < NCHECK + NTIMED; c++) {
+                        const double e = c < NCHECK ? r.err[c] : r.err_timed[c - NCHECK];
+                        if (e > r.max_err || isnan(e)) r.max_err = e;
+                        if (!(e <= r.bound)) r.ok = 0;
+                    }
                     failed += !r.ok;
                     print_result(&r);
                     fflush(stdout);
