@@ -264,9 +264,9 @@ static void check_against(run *r, double *const ref[NCHECK], double err[NCHECK])
 }
 
 /* The timed run's y and dx (from its last forward and backward), first `rows` rows, vs
- * the reference's, which has exactly those rows. LNL_BENCH_PERTURB_TIMED=1 adds 1 to the
- * last checked element of each, after the download: the ctest bench_timed_check shows that
- * this check can fail. */
+ * the reference's, which has exactly those rows. LNL_BENCH_PERTURB_TIMED=y (or dx) adds 1
+ * to the last checked element of that tensor after the download: the ctests
+ * bench_timed_check_y and _dx show that each check can fail. */
 static void check_timed(const run *r, size_t rows, double *const ref[NCHECK],
                         double err[NTIMED]) {
     const char *perturb = getenv("LNL_BENCH_PERTURB_TIMED");
@@ -274,7 +274,9 @@ static void check_timed(const run *r, size_t rows, double *const ref[NCHECK],
         const int i = checked[timed_checked[c]];
         const size_t n = rows * (size_t)(i == Y ? r->p.out_features : r->p.in_features);
         double *got = download_n(r, i, n);
-        if (perturb && strcmp(perturb, "1") == 0 && n) got[n - 1] += 1.0;
+        if (perturb && n && strncmp(perturb, timed_checked_name[c], strlen(perturb)) == 0 &&
+            timed_checked_name[c][strlen(perturb)] == '_')
+            got[n - 1] += 1.0;
         err[c] = rel_err(got, ref[timed_checked[c]], n);
         free(got);
     }
