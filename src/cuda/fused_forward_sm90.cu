@@ -455,6 +455,16 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
          * share before it waits, so a CTA waits only on tiles of its own round, which
          * every CTA of the persistent grid (all resident) reaches without waiting on a
          * later one. scount (one word a row of tiles) is zeroed before each call. */
+        /* A row's statistics: to shared memory for this tile's epilogue and, by the one tile
+         * that owns the row's outputs, to mean/rstd and the off-centre flag. */
+        auto publish_row = [&](int r, int64_t row, float mean_r, float rs, bool owner) {
+            sstat[r] = make_float2(mean_r, rs);
+            if (owner && row < M) {
+                mean[row] = mean_r;
+                rstd[row] = rs;
+                if (off_centre_row(mean_r, rs)) *off_centre = 1;
+            }
+        };
         auto split_stats_merge = [&](int64_t m0) {
             __threadfence(); /* this thread's share, device-wide, before the count */
             named_bar_sync(3, 256);
@@ -478,13 +488,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                             const float4 pj = __ldcg(spart + (int64_t)j * M + row);
                             chan_merge(nn, mm, q, pj.x, pj.y, pj.z);
                         }
-                    const float rs = rstd_of(q, K, eps);
-                    sstat[r] = make_float2(mm, rs);
-                    if (jn == 0 && row < M) {
-                        mean[row] = mm;
-                        rstd[row] = rs;
-                        if (off_centre_row(mm, rs)) *off_centre = 1;
-                    }
+                    publish_row(r, row, mm, rstd_of(q, K, eps), jn == 0);
                 }
             }
         };
@@ -520,13 +524,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                     const int r = tr + 16 * i;
                     const int64_t row = m0 + r;
                     if (tn == 1) {
-                        const float mean_r = sshift[i] + mu, rs = rstd_of(m2, K, eps);
-                        sstat[r] = make_float2(mean_r, rs);
-                        if (row < M) {
-                            mean[row] = mean_r;
-                            rstd[row] = rs;
-                            if (off_centre_row(mean_r, rs)) *off_centre = 1;
-                        }
+                        publish_row(r, row, sshift[i] + mu, rstd_of(m2, K, eps), true);
                     } else if (row < M) { /* this tile's share: (mean, M2, count) */
                         spart[(int64_t)jn * M + row] =
                             make_float4(n > 0.f ? sshift[i] + mu : 0.f, m2, n, 0.f);
