@@ -92,11 +92,6 @@ template <int BN> struct tile_cfg {
  * statistics from the pre-pass; the epilogue form computing them itself, for problems
  * with a single column of tiles (N <= BN), where each tile's CTA sees whole rows. */
 enum form { FORM_TRANSFORM = 0, FORM_FOLD = 1, FORM_FOLD_STATS = 2 };
-/* FORM_FOLD_STATS: each slice's chunks loaded before the wait for the previous group (1)
- * or right before their sums (0, session 18's order; for timing). */
-#ifndef LNL_SM90_STATS_EARLY_LOADS
-#define LNL_SM90_STATS_EARLY_LOADS 1
-#endif
 
 #if LNL_SM90A /* device helpers; the other compilation passes need none of them */
 template <typename T> __device__ __forceinline__ float2 unpack2(uint32_t u);
@@ -572,9 +567,11 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
              * wait for the previous one, so that the wait hides their latency (the loads sit
              * behind wgmma's own shared-memory reads). Loaded right before the sums, their
              * first use was ncu's top stall of the kernel (short scoreboard, ~13% of the
-             * warp samples at 32768,4096,256, session 19). */
+             * warp samples at 32768,4096,256). Forward ms, three rounds, before -> after
+             * (H200, bf16, session 19): 16384,2048,128 0.0476 -> 0.0436; 32768,4096,256
+             * 0.1438 -> 0.1418; 65536,1024,256 and 12800,4096,256 unchanged within noise. */
             uint32_t su[4][4];
-            if constexpr (STATS && LNL_SM90_STATS_EARLY_LOADS)
+            if constexpr (STATS)
                 if (kt == stats_kt) stats_load(s, su);
             /* The previous slice's group is done: release its stage before transforming
              * the next one, so the producer can refill it while this slice's group and
@@ -590,7 +587,6 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
              * 0.0826 vs 0.0764 at 12800,4096,256 (H200, bf16, three rounds, session 18). */
             if constexpr (STATS)
                 if (kt == stats_kt) {
-                    if (!LNL_SM90_STATS_EARLY_LOADS) stats_load(s, su);
                     stats_slice(kt, su);
                     stats_kt += tn;
                 }
