@@ -397,13 +397,10 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             fence_proxy_async(); /* the wgmma (async proxy) reads what these stores wrote */
             named_bar_sync(1 + cw, 128);
         };
-        auto stats_slice = [&](int kt, int s) {
+        /* STATS: the thread's four 16-byte chunks of slice stage s (chunk tc of rows
+         * tr + 16i), loaded by stats_load and summed by stats_slice. */
+        auto stats_load = [&](int s, uint32_t (&u)[4][4]) {
             const uint32_t base = smem_addr(sA + s * C::A_BYTES);
-            const bool valid = kt * BK + 8 * tc < K; /* K % 8 == 0: whole chunks */
-            /* The four rows' loads first and one branch around their arithmetic, so that
-             * the four rows' independent sums interleave (a branch per row serialized
-             * them, and each thread waited on one dependency chain at a time). */
-            uint32_t u[4][4];
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 const int r = tr + 16 * i;
@@ -411,6 +408,12 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                              : "=r"(u[i][0]), "=r"(u[i][1]), "=r"(u[i][2]), "=r"(u[i][3])
                              : "r"(base + r * 128 + ((tc ^ (r & 7)) << 4)));
             }
+        };
+        /* The four rows' loads come first and one branch goes around their arithmetic, so
+         * that the four rows' independent sums interleave (a branch per row serialized
+         * them, and each thread waited on one dependency chain at a time). */
+        auto stats_slice = [&](int kt, const uint32_t (&u)[4][4]) {
+            const bool valid = kt * BK + 8 * tc < K; /* K % 8 == 0: whole chunks */
             if (kt == jn) { /* the shift: the mean of each row's valid chunks in this slice */
 #pragma unroll
                 for (int i = 0; i < 4; i++) {
@@ -560,6 +563,16 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
 #pragma unroll
             for (int st = 0; st < 4; st++) wgmma_ss<T, BN>(acc, adesc + 2 * st, bdesc + 2 * st);
             wgmma_commit();
+            /* STATS: this slice's chunks are loaded here, between the group's issue and the
+             * wait for the previous one, so that the wait hides their latency (the loads sit
+             * behind wgmma's own shared-memory reads). Loaded right before the sums, their
+             * first use was ncu's top stall of the kernel (short scoreboard, ~13% of the
+             * warp samples at 32768,4096,256). Forward ms, three rounds, before -> after
+             * (H200, bf16, session 19): 16384,2048,128 0.0476 -> 0.0436; 32768,4096,256
+             * 0.1438 -> 0.1418; 65536,1024,256 and 12800,4096,256 unchanged within noise. */
+            uint32_t su[4][4];
+            if constexpr (STATS)
+                if (kt == stats_kt) stats_load(s, su);
             /* The previous slice's group is done: release its stage before transforming
              * the next one, so the producer can refill it while this slice's group and
              * the transform run. Released after the transform instead, three of the four
@@ -574,7 +587,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
              * 0.0826 vs 0.0764 at 12800,4096,256 (H200, bf16, three rounds, session 18). */
             if constexpr (STATS)
                 if (kt == stats_kt) {
-                    stats_slice(kt, s);
+                    stats_slice(kt, su);
                     stats_kt += tn;
                 }
             if constexpr (!FOLD)
