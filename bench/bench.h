@@ -20,6 +20,14 @@ void bench_die(const char *file, int line, const char *what, lnl_status s);
 void bench_from_double(lnl_dtype dt, const double *src, void *dst, size_t n);
 void bench_to_double(lnl_dtype dt, const void *src, double *dst, size_t n);
 
+/* n normal values of the given mean and scale, rounded to dt, as double (random_fill.c).
+ * The same (n, stream) give the same values whatever the host's core count. */
+double *bench_random_fill(size_t n, double mean, double scale, lnl_dtype dt, uint64_t stream);
+/* The same on a given number of threads (at most 64), for the test that the values do not
+ * depend on it (tests/c/test_random_fill.c). */
+double *bench_random_fill_threads(size_t n, double mean, double scale, lnl_dtype dt,
+                                  uint64_t stream, int threads);
+
 /* Device memory: plain malloc on the CPU, cudaMalloc on CUDA (bench_cuda.c). */
 void *bench_alloc(lnl_device dev, size_t bytes);
 void bench_free(lnl_device dev, void *ptr);

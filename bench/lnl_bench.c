@@ -108,49 +108,26 @@ static void parse(int argc, char **argv, options *o) {
 }
 
 /* ---- random data: x with non-zero row means, random parameters, never ones/zeros ---- */
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static double uniform(void) {
-    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
-    return ((double)(rng_state >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
-static double randn(void) {
-    return sqrt(-2.0 * log(uniform())) * cos(6.283185307179586 * uniform());
-}
-
 typedef struct host_data {
     size_t M, K, N;
     double *x, *g, *b, *w, *bias, *dy; /* dtype-rounded values, as double */
 } host_data;
 
-static double *fill(size_t n, double mean, double scale) {
-    double *v = malloc(sizeof(double) * n);
-    if (!v) {
-        fprintf(stderr, "lnl-bench: out of host memory\n");
-        exit(2);
-    }
-    for (size_t i = 0; i < n; i++) v[i] = mean + scale * randn();
-    return v;
-}
-
-/* Rounds v to dtype in place, so every device and the reference see identical inputs. */
-static void round_to(lnl_dtype dt, double *v, size_t n) {
-    size_t es = lnl_dtype_size(dt);
-    void *tmp = malloc(es * n);
-    bench_from_double(dt, v, tmp, n);
-    bench_to_double(dt, tmp, v, n);
-    free(tmp);
+/* Each problem's six inputs draw from streams of their own (random_fill.c, on every
+ * core); the counter runs across problems, so no two tensors of a run share values. */
+static uint64_t fill_streams = 0;
+static double *fill(size_t n, double mean, double scale, lnl_dtype dt) {
+    return bench_random_fill(n, mean, scale, dt, ++fill_streams);
 }
 
 static host_data make_data(lnl_dtype dt, shape s) {
     host_data h = {(size_t)s.M, (size_t)s.K, (size_t)s.N, 0, 0, 0, 0, 0, 0};
-    h.x = fill(h.M * h.K, 3.0, 2.0);
-    h.g = fill(h.K, 1.0, 0.3);
-    h.b = fill(h.K, 0.0, 0.5);
-    h.w = fill(h.N * h.K, 0.0, 1.0 / sqrt((double)h.K));
-    h.bias = fill(h.N, 0.0, 0.5);
-    h.dy = fill(h.M * h.N, 0.0, 1.0);
-    round_to(dt, h.x, h.M * h.K), round_to(dt, h.g, h.K), round_to(dt, h.b, h.K);
-    round_to(dt, h.w, h.N * h.K), round_to(dt, h.bias, h.N), round_to(dt, h.dy, h.M * h.N);
+    h.x = fill(h.M * h.K, 3.0, 2.0, dt);
+    h.g = fill(h.K, 1.0, 0.3, dt);
+    h.b = fill(h.K, 0.0, 0.5, dt);
+    h.w = fill(h.N * h.K, 0.0, 1.0 / sqrt((double)h.K), dt);
+    h.bias = fill(h.N, 0.0, 0.5, dt);
+    h.dy = fill(h.M * h.N, 0.0, 1.0, dt);
     return h;
 }
 static void free_data(host_data *h) {
