@@ -19,6 +19,9 @@
 set -o pipefail
 cd "$(dirname "$0")/../.." || exit 2
 OUTDIR=${OUT:-build-gpu-logs}
+# Session 19 sent a snapshot without docs/results, and 7 Python tests that read recorded
+# results there failed with FileNotFoundError: say so before anything runs.
+[ -d docs/results ] || echo "run.sh: docs/results is missing: the Python tests that read recorded results will fail; send the snapshot with it"
 LOGS=build-gpu-logs/steps
 rm -rf "$LOGS" && mkdir -p "$LOGS" "$OUTDIR"
 JOBS=$(nproc 2>/dev/null || echo 4)
