@@ -1,11 +1,11 @@
 /* lnl-bench's random inputs, generated on all of the host's cores.
  *
- * One thread drawing normals (Box-Muller: a log, a sqrt and a cos a value) took ~5-9 s for
- * the 160 M values of 16384,8192,1024, most of a large shape's bench time. The values
- * depend on (stream, index) alone, not on how many threads ran. The values are cut into
- * blocks of FILL_BLOCK. Block b of stream s starts from a xorshift state seeded by
- * splitmix64 of (s, b). Thread t of T fills blocks t, t + T, ... and rounds each to the
- * dtype as it goes. */
+ * One thread drawing normals (Box-Muller: a log, a sqrt and a cos a value) took 9 s for the
+ * 160 M values of 16384,8192,1024 on the 2-core CI machine, under load; on the H200's host a
+ * large shape took ~6 s of lnl-bench's time (session 19). The values depend on (stream,
+ * index) alone, not on how many threads ran. The values are cut into blocks of FILL_BLOCK.
+ * Block b of stream s starts from a xorshift state seeded by splitmix64 of (s, b). Thread t
+ * of T fills blocks t, t + T, ... and rounds each to the dtype as it goes. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <pthread.h>
