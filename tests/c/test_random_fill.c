@@ -8,11 +8,6 @@
 
 #include "bench.h"
 
-void bench_die(const char *file, int line, const char *what, lnl_status s) {
-    fprintf(stderr, "%s:%d: %s failed (%d)\n", file, line, what, (int)s);
-    exit(1);
-}
-
 static int failures = 0;
 #define EXPECT(cond, ...)                                                                          \
     do {                                                                                           \
