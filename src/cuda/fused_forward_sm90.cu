@@ -67,6 +67,10 @@
 #define LNL_SM90_TC_ROWSUM 1
 #endif
 
+#ifndef LNL_SM90_UNIFORM_CW
+#define LNL_SM90_UNIFORM_CW 1
+#endif
+
 namespace lnl {
 namespace {
 
@@ -337,7 +341,18 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
 
     /* ---- consumers: warpgroup cw owns tile rows cw*64 .. cw*64+63 ---- */
     regs_alloc<CONSUMER_REGS>();
-    const int cw = wg - 1, t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    /* cw through a shuffle from lane 0: the compiler then knows it is the same in every
+     * lane and keeps the wgmma descriptors built from it in uniform registers. Without it,
+     * each slice's A descriptors were formed in ordinary registers and moved over with
+     * R2UR between the full-barrier wait and the first HGMMA (61 instructions from the
+     * wait to the last HGMMA against 42; SASS of ln_gemm_fwd_sm90<bf16, 256, 2>).
+     * -DLNL_SM90_UNIFORM_CW=0: the plain expression. */
+#if LNL_SM90_UNIFORM_CW
+    const int cw = __shfl_sync(0xffffffffu, wg - 1, 0);
+#else
+    const int cw = wg - 1;
+#endif
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     const int g = lane >> 2, q = lane & 3;
     /* The transform: thread t rewrites 16-byte chunk tc of rows tr, tr+16, tr+32, tr+48
      * of its warpgroup's half (a warp covers 4 whole rows: conflict-free). */
