@@ -104,8 +104,10 @@ template <int BN> struct tile_cfg {
 
 /* The kernel's forms (see the header): the transform form; the epilogue form with the
  * statistics from the pre-pass; the epilogue form computing them itself, for problems
- * with a single column of tiles (N <= BN), where each tile's CTA sees whole rows. */
-enum form { FORM_TRANSFORM = 0, FORM_FOLD = 1, FORM_FOLD_STATS = 2 };
+ * with a single column of tiles (N <= BN), where each tile's CTA sees whole rows; and the
+ * same with 2-4 column tiles sharing each row's statistics (split statistics). The last
+ * two differ in where the row sums come from (TCSUM in fwd_body). */
+enum form { FORM_TRANSFORM = 0, FORM_FOLD = 1, FORM_FOLD_STATS = 2, FORM_FOLD_SPLIT = 3 };
 
 #if LNL_SM90A /* device helpers; the other compilation passes need none of them */
 template <typename T> __device__ __forceinline__ float2 unpack2(uint32_t u);
@@ -228,8 +230,13 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                                          int *__restrict__ scount,
                                          T *__restrict__ y, int64_t M, int K, int N, bool y_pairs,
                                          bool y_vec16, bool bias_pairs) {
-    constexpr bool FOLD = FORM != FORM_TRANSFORM, STATS = FORM == FORM_FOLD_STATS;
-    constexpr bool TCSUM = STATS && LNL_SM90_TC_ROWSUM;
+    constexpr bool FOLD = FORM != FORM_TRANSFORM, STATS = FORM >= FORM_FOLD_STATS;
+    /* The row sums from the tensor cores: with one column of tiles only. With split
+     * statistics a tile sums a quarter to a half of the slices, and the 64x8 wgmma against
+     * zeros on the others cost more than the sums it spared: bf16 FUSED forward at
+     * 16384,8192,1024 (four column tiles, compute-bound) 0.4855 ms against 0.4419 (H200,
+     * medians of three rounds, session 20). */
+    constexpr bool TCSUM = FORM == FORM_FOLD_STATS && LNL_SM90_TC_ROWSUM;
     using C = tile_cfg<BN>;
     constexpr int S = C::STAGES;
     extern __shared__ unsigned char smem_raw[];
@@ -341,17 +348,18 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
 
     /* ---- consumers: warpgroup cw owns tile rows cw*64 .. cw*64+63 ---- */
     regs_alloc<CONSUMER_REGS>();
-    /* cw through a shuffle from lane 0: the compiler then knows it is the same in every
-     * lane and keeps the wgmma descriptors built from it in uniform registers. Without it,
-     * each slice's A descriptors were formed in ordinary registers and moved over with
-     * R2UR between the full-barrier wait and the first HGMMA (61 instructions from the
-     * wait to the last HGMMA against 42; SASS of ln_gemm_fwd_sm90<bf16, 256, 2>).
-     * -DLNL_SM90_UNIFORM_CW=0: the plain expression. */
-#if LNL_SM90_UNIFORM_CW
-    const int cw = __shfl_sync(0xffffffffu, wg - 1, 0);
-#else
-    const int cw = wg - 1;
-#endif
+    /* TCSUM: cw through a shuffle from lane 0. The compiler then knows it is the same in
+     * every lane and keeps the wgmma descriptors built from it in uniform registers;
+     * otherwise each slice's eight A descriptors are formed in ordinary registers and
+     * moved over with R2UR between the full-barrier wait and the first HGMMA (SASS of
+     * ln_gemm_fwd_sm90<bf16, 256, 2>: that path 97 instructions against 126). bf16 FUSED
+     * forward ms with the row sums on the tensor cores, plain vs shuffled cw (H200,
+     * medians of three rounds, session 20): 65536,1024,256 0.1009 vs 0.0956; 12800,4096,256
+     * 0.0761 vs 0.0725; 32768,4096,256 0.1429 vs 0.1419. The other forms keep the plain
+     * expression: in the epilogue form with the pre-pass it gained nothing to measure
+     * (8192,768,3072 0.0859 vs 0.0854, 8192,1024,1024 0.0455 vs 0.0460 ms).
+     * -DLNL_SM90_UNIFORM_CW=0: the plain expression everywhere. */
+    const int cw = TCSUM && LNL_SM90_UNIFORM_CW ? __shfl_sync(0xffffffffu, wg - 1, 0) : wg - 1;
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     const int g = lane >> 2, q = lane & 3;
     /* The transform: thread t rewrites 16-byte chunk tc of rows tr, tr+16, tr+32, tr+48
@@ -896,6 +904,13 @@ struct fwd_operands {
     void *y;
 };
 
+/* The split statistics' kernel: 2-4 column tiles of 256 (pick_bn gives 128 only where one
+ * column of tiles holds N), so BN = 128 names the one-column form and never runs it. */
+template <typename T, int BN> auto split_kernel() {
+    if constexpr (BN == 256) return ln_gemm_fwd_sm90<T, BN, FORM_FOLD_SPLIT>;
+    else return ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>;
+}
+
 template <typename T, int BN>
 cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, const device_info &d,
                      cudaStream_t s) {
@@ -903,7 +918,7 @@ cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, con
     /* set on every launch: the limit belongs to the current device's context, so a
      * process-wide "done once" would fail on the second GPU it uses */
     for (auto *k : {ln_gemm_fwd_sm90<T, BN, FORM_TRANSFORM>, ln_gemm_fwd_sm90<T, BN, FORM_FOLD>,
-                    ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>}) {
+                    ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>, split_kernel<T, BN>()}) {
         const cudaError_t e =
             cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::SMEM);
         if (e != cudaSuccess) return e;
@@ -921,8 +936,9 @@ cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, con
     const bool bias_pairs = ((uintptr_t)o.bias & 3) == 0;
     const T *g = (const T *)o.gamma, *b = (const T *)o.beta, *bi = (const T *)o.bias;
     if (o.cd) {
-        auto *k = o.stats_inside ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>
-                                 : ln_gemm_fwd_sm90<T, BN, FORM_FOLD>;
+        auto *k = !o.stats_inside ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD>
+                  : tiles_n > 1   ? split_kernel<T, BN>()
+                                  : ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>;
         const cudaError_t e =
             launch_dependent(k, dim3((unsigned)grid), dim3(THREADS), C::SMEM, s, o.mx, o.mwf, o.mean,
                              o.rstd, g, b, bi, o.cd, o.off_centre, o.block_flags, o.flag_blocks,
