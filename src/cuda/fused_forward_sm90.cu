@@ -60,17 +60,6 @@
 #include "split_stats.cuh"
 #include "wgmma_ops.cuh"
 
-/* The in-kernel statistics take each row's sum from the tensor cores (a 64 x 8 wgmma of
- * the x slice against a tile of ones, beside the slice's own wgmma) and only the squares
- * from the CUDA cores. -DLNL_SM90_TC_ROWSUM=0: both sums on the CUDA cores. */
-#ifndef LNL_SM90_TC_ROWSUM
-#define LNL_SM90_TC_ROWSUM 1
-#endif
-
-#ifndef LNL_SM90_UNIFORM_CW
-#define LNL_SM90_UNIFORM_CW 1
-#endif
-
 namespace lnl {
 namespace {
 
@@ -92,22 +81,17 @@ template <int BN> struct tile_cfg {
     static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
     /* the epilogue's staging area: 16 rows x 128 columns of T per consumer warp */
     static constexpr int OUT_BYTES = 8 * 16 * 128 * 2;
-    /* the tile of ones the row sums multiply (FORM_FOLD_STATS): two 8 x 8 core matrices */
-    static constexpr int ONES_BYTES = 512; /* and as many zeros after them */
     /* stages, staging area, barriers, the in-kernel statistics' (mean, rstd) per tile row,
-     * the producer's two words (below), the ones tile with slack to align it to 128 bytes,
-     * and slack to align the ring to 1024 bytes (the swizzle atom): 232144 bytes (BN = 256)
-     * of the 232448 an H200 block may have */
-    static constexpr size_t SMEM = (size_t)STAGES * STAGE_BYTES + OUT_BYTES + 2 * STAGES * 8 + BM * 8 +
-                                   16 + ONES_BYTES + 128 + 1024;
+     * the producer's two words (below), and slack to align the ring to 1024 bytes (the
+     * swizzle atom): 231504 bytes (BN = 256) of the 232448 an H200 block may have */
+    static constexpr size_t SMEM =
+        (size_t)STAGES * STAGE_BYTES + OUT_BYTES + 2 * STAGES * 8 + BM * 8 + 16 + 1024;
 };
 
 /* The kernel's forms (see the header): the transform form; the epilogue form with the
  * statistics from the pre-pass; the epilogue form computing them itself, for problems
- * with a single column of tiles (N <= BN), where each tile's CTA sees whole rows; and the
- * same with 2-4 column tiles sharing each row's statistics (split statistics). The last
- * two differ in where the row sums come from (TCSUM in fwd_body). */
-enum form { FORM_TRANSFORM = 0, FORM_FOLD = 1, FORM_FOLD_STATS = 2, FORM_FOLD_SPLIT = 3 };
+ * with a single column of tiles (N <= BN), where each tile's CTA sees whole rows. */
+enum form { FORM_TRANSFORM = 0, FORM_FOLD = 1, FORM_FOLD_STATS = 2 };
 
 #if LNL_SM90A /* device helpers; the other compilation passes need none of them */
 template <typename T> __device__ __forceinline__ float2 unpack2(uint32_t u);
@@ -230,13 +214,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                                          int *__restrict__ scount,
                                          T *__restrict__ y, int64_t M, int K, int N, bool y_pairs,
                                          bool y_vec16, bool bias_pairs) {
-    constexpr bool FOLD = FORM != FORM_TRANSFORM, STATS = FORM >= FORM_FOLD_STATS;
-    /* The row sums from the tensor cores: with one column of tiles only. With split
-     * statistics a tile sums a quarter to a half of the slices, and the 64x8 wgmma against
-     * zeros on the others cost more than the sums it spared: bf16 FUSED forward at
-     * 16384,8192,1024 (four column tiles, compute-bound) 0.4855 ms against 0.4419 (H200,
-     * medians of three rounds, session 20). */
-    constexpr bool TCSUM = FORM == FORM_FOLD_STATS && LNL_SM90_TC_ROWSUM;
+    constexpr bool FOLD = FORM != FORM_TRANSFORM, STATS = FORM == FORM_FOLD_STATS;
     using C = tile_cfg<BN>;
     constexpr int S = C::STAGES;
     extern __shared__ unsigned char smem_raw[];
@@ -248,7 +226,6 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
     /* FOLD: set by the producer when it stops early; FORM_FOLD: the pre-pass's verdict
      * on the rows (0: not read yet, 1: all fit this form, 2: some do not) */
     volatile int *stop = (volatile int *)(sstat + BM), *verdict = stop + 1;
-    unsigned char *sOnes = (unsigned char *)(((uintptr_t)(stop + 4) + 127) & ~(uintptr_t)127);
 
     const int64_t tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
     const int64_t tiles = tiles_m * tiles_n;
@@ -277,11 +254,6 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         *verdict = 0;
         mbar_init_fence();
     }
-    if constexpr (TCSUM)
-        if (threadIdx.x < C::ONES_BYTES / 4) {
-            ((uint32_t *)sOnes)[threadIdx.x] = threadIdx.x < C::ONES_BYTES / 8 ? one_pair<T>() : 0u;
-            fence_proxy_async(); /* read by wgmma, the async proxy */
-        }
     __syncthreads();
 
     /* Stage use number `it` counts K slices over all of this CTA's tiles, in the same
@@ -348,19 +320,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
 
     /* ---- consumers: warpgroup cw owns tile rows cw*64 .. cw*64+63 ---- */
     regs_alloc<CONSUMER_REGS>();
-    /* TCSUM: cw through a shuffle from lane 0. The compiler then knows it is the same in
-     * every lane and keeps the wgmma descriptors built from it in uniform registers;
-     * otherwise each slice's eight A descriptors are formed in ordinary registers and
-     * moved over with R2UR between the full-barrier wait and the first HGMMA (SASS of
-     * ln_gemm_fwd_sm90<bf16, 256, 2>: that path 97 instructions against 126). bf16 FUSED
-     * forward ms with the row sums on the tensor cores, plain vs shuffled cw (H200,
-     * medians of three rounds, session 20): 65536,1024,256 0.1009 vs 0.0956; 12800,4096,256
-     * 0.0761 vs 0.0725; 32768,4096,256 0.1429 vs 0.1419. The other forms keep the plain
-     * expression: in the epilogue form with the pre-pass it gained nothing to measure
-     * (8192,768,3072 0.0859 vs 0.0854, 8192,1024,1024 0.0455 vs 0.0460 ms).
-     * -DLNL_SM90_UNIFORM_CW=0: the plain expression everywhere. */
-    const int cw = TCSUM && LNL_SM90_UNIFORM_CW ? __shfl_sync(0xffffffffu, wg - 1, 0) : wg - 1;
-    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    const int cw = wg - 1, t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     const int g = lane >> 2, q = lane & 3;
     /* The transform: thread t rewrites 16-byte chunk tc of rows tr, tr+16, tr+32, tr+48
      * of its warpgroup's half (a warp covers 4 whole rows: conflict-free). */
@@ -416,9 +376,6 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         float acc[BN / 2];
 #pragma unroll
         for (int i = 0; i < BN / 2; i++) acc[i] = 0.f;
-        /* TCSUM: rows 16 warp + g (rsum[0], [1]) and + 8 ([2], [3]) of this warpgroup's 64:
-         * the sums of x over this tile's share of slices, every column the same */
-        float rsum[4] = {0.f, 0.f, 0.f, 0.f};
 
         /* LN(x) written over x in shared memory, then wgmma from shared memory. */
         auto transform = [&](int kt) {
@@ -482,10 +439,10 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                     for (int j = 0; j < 4; j++) {
                         const float2 f = unpack2<T>(u[i][j]);
                         const float d0 = f.x - sshift[i], d1 = f.y - sshift[i];
-                        if (!TCSUM) a0 += d0, a1 += d1; /* else the tensor cores sum x */
+                        a0 += d0, a1 += d1;
                         q0 = fmaf(d0, d0, q0), q1 = fmaf(d1, d1, q1);
                     }
-                    if (!TCSUM) ss1[i] += a0 + a1;
+                    ss1[i] += a0 + a1;
                     ss2[i] += q0 + q1;
                 }
                 scnt++;
@@ -538,88 +495,48 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                 }
             }
         };
-        /* TCSUM, after the last slice: each row's sum of x over the tile's share, from the
-         * tensor cores (complete once every group is), goes through shared memory to the
-         * row's thread with chunk 0; the row's 8 threads add their squared deviations from
-         * the shift (one shift a row: a plain sum, fixed xor order); then
-         * M2 = Q - n (mean - shift)^2, whose cancellation is bounded as above since the
-         * shift is the mean of the share's first slice. */
-        auto stats_finish_tc = [&](int64_t m0) {
-            wgmma_wait<0>();
-            if (q == 0) {
-                sstat[cw * 64 + warp * 16 + g].x = rsum[0];
-                sstat[cw * 64 + warp * 16 + g + 8].x = rsum[2];
-            }
-            named_bar_sync(1 + cw, 128);
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                float n = 8.f * (float)scnt, qq = scnt ? ss2[i] : 0.f;
-#pragma unroll
-                for (int o = 1; o < 8; o <<= 1) {
-                    qq += __shfl_xor_sync(0xffffffffu, qq, o);
-                    n += __shfl_xor_sync(0xffffffffu, n, o);
-                }
-                if (tc == 0) {
-                    const int r = tr + 16 * i;
-                    const int64_t row = m0 + r;
-                    const float mean_r = n > 0.f ? sstat[r].x / n : 0.f, md = mean_r - sshift[i];
-                    const float m2 = n > 0.f ? fmaxf(fmaf(-n * md, md, qq), 0.f) : 0.f;
-                    if (tn == 1)
-                        publish_row(r, row, mean_r, rstd_of(m2, K, eps), true);
-                    else if (row < M) /* this tile's share: (mean, M2, count) */
-                        spart[(int64_t)jn * M + row] = make_float4(mean_r, m2, n, 0.f);
-                }
-            }
-            scnt = 0;
-            if (tn > 1) split_stats_merge(m0);
-            named_bar_sync(1 + cw, 128); /* sstat's rows of this warpgroup are written */
-        };
         /* STATS, after the last slice: the 8 threads of each row merge their partial
          * statistics (fixed xor order: bitwise repeatable); the thread with chunk 0
          * writes the row's mean and rstd to shared memory for the epilogue, to global
          * memory (outputs of the forward) and raises *off_centre where the epilogue
          * form loses accuracy (the transform form then redoes the call). */
         auto stats_finish = [&](int64_t m0) {
-            if constexpr (TCSUM) {
-                stats_finish_tc(m0);
-            } else {
 #pragma unroll
-                for (int i = 0; i < 4; i++) {
-                    /* this thread's partial: n values, their mean (less the shift), M2 */
-                    float n = 8.f * (float)scnt;
-                    float mu = scnt ? ss1[i] / n : 0.f;
-                    float m2 = scnt ? fmaxf(fmaf(-ss1[i], mu, ss2[i]), 0.f) : 0.f;
+            for (int i = 0; i < 4; i++) {
+                /* this thread's partial: n values, their mean (less the shift), M2 */
+                float n = 8.f * (float)scnt;
+                float mu = scnt ? ss1[i] / n : 0.f;
+                float m2 = scnt ? fmaxf(fmaf(-ss1[i], mu, ss2[i]), 0.f) : 0.f;
 #pragma unroll
-                    for (int o = 1; o < 8; o <<= 1) {
-                        const float mu_o = __shfl_xor_sync(0xffffffffu, mu, o);
-                        const float m2_o = __shfl_xor_sync(0xffffffffu, m2, o);
-                        const float n_o = __shfl_xor_sync(0xffffffffu, n, o);
-                        /* chan_merge's arithmetic with n = nt outside the test: calling it
-                         * changed this kernel's SASS (session 17), and its timings were
-                         * measured with this */
-                        const float nt = n + n_o;
-                        if (n_o > 0.f) {
-                            const float delta = mu_o - mu, f = n_o / nt;
-                            mu = fmaf(delta, f, mu);
-                            m2 += m2_o + delta * delta * n * f;
-                        }
-                        n = nt;
+                for (int o = 1; o < 8; o <<= 1) {
+                    const float mu_o = __shfl_xor_sync(0xffffffffu, mu, o);
+                    const float m2_o = __shfl_xor_sync(0xffffffffu, m2, o);
+                    const float n_o = __shfl_xor_sync(0xffffffffu, n, o);
+                    /* chan_merge's arithmetic with n = nt outside the test: calling it
+                     * changed this kernel's SASS (session 17), and its timings were
+                     * measured with this */
+                    const float nt = n + n_o;
+                    if (n_o > 0.f) {
+                        const float delta = mu_o - mu, f = n_o / nt;
+                        mu = fmaf(delta, f, mu);
+                        m2 += m2_o + delta * delta * n * f;
                     }
-                    if (tc == 0) {
-                        const int r = tr + 16 * i;
-                        const int64_t row = m0 + r;
-                        if (tn == 1) {
-                            publish_row(r, row, sshift[i] + mu, rstd_of(m2, K, eps), true);
-                        } else if (row < M) { /* this tile's share: (mean, M2, count) */
-                            spart[(int64_t)jn * M + row] =
-                                make_float4(n > 0.f ? sshift[i] + mu : 0.f, m2, n, 0.f);
-                        }
+                    n = nt;
+                }
+                if (tc == 0) {
+                    const int r = tr + 16 * i;
+                    const int64_t row = m0 + r;
+                    if (tn == 1) {
+                        publish_row(r, row, sshift[i] + mu, rstd_of(m2, K, eps), true);
+                    } else if (row < M) { /* this tile's share: (mean, M2, count) */
+                        spart[(int64_t)jn * M + row] =
+                            make_float4(n > 0.f ? sshift[i] + mu : 0.f, m2, n, 0.f);
                     }
                 }
-                scnt = 0;
-                if (tn > 1) split_stats_merge(m0);
-                named_bar_sync(1 + cw, 128); /* sstat's rows of this warpgroup are written */
             }
+            scnt = 0;
+            if (tn > 1) split_stats_merge(m0);
+            named_bar_sync(1 + cw, 128); /* sstat's rows of this warpgroup are written */
         };
         if constexpr (FOLD) { /* the epilogue's {c, d} lines into L1 (BN * 8 bytes) */
             const int64_t first = 2 * (int64_t)n0, end = 2 * (((int64_t)N + 7) / 8 * 8);
@@ -645,15 +562,6 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             wgmma_fence();
 #pragma unroll
             for (int st = 0; st < 4; st++) wgmma_ss<T, BN>(acc, adesc + 2 * st, bdesc + 2 * st);
-            if constexpr (TCSUM) { /* the rows' sums: the same A slice against ones */
-                /* against zeros where the slice is another column tile's share (split
-                 * statistics): no branch around the wgmma, where ptxas would insert a
-                 * warpgroup.arrive of its own (C7519) */
-                const uint64_t odesc =
-                    desc_kmajor_plain(sOnes + (kt == stats_kt ? 0 : C::ONES_BYTES / 2), 128, 128);
-#pragma unroll
-                for (int st = 0; st < 4; st++) wgmma_ss<T, 8>(rsum, adesc + 2 * st, odesc);
-            }
             wgmma_commit();
             /* STATS: this slice's chunks are loaded here, between the group's issue and the
              * wait for the previous one, so that the wait hides their latency (the loads sit
@@ -904,13 +812,6 @@ struct fwd_operands {
     void *y;
 };
 
-/* The split statistics' kernel: 2-4 column tiles of 256 (pick_bn gives 128 only where one
- * column of tiles holds N), so BN = 128 names the one-column form and never runs it. */
-template <typename T, int BN> auto split_kernel() {
-    if constexpr (BN == 256) return ln_gemm_fwd_sm90<T, BN, FORM_FOLD_SPLIT>;
-    else return ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>;
-}
-
 template <typename T, int BN>
 cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, const device_info &d,
                      cudaStream_t s) {
@@ -918,7 +819,7 @@ cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, con
     /* set on every launch: the limit belongs to the current device's context, so a
      * process-wide "done once" would fail on the second GPU it uses */
     for (auto *k : {ln_gemm_fwd_sm90<T, BN, FORM_TRANSFORM>, ln_gemm_fwd_sm90<T, BN, FORM_FOLD>,
-                    ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>, split_kernel<T, BN>()}) {
+                    ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>}) {
         const cudaError_t e =
             cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::SMEM);
         if (e != cudaSuccess) return e;
@@ -936,9 +837,8 @@ cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, con
     const bool bias_pairs = ((uintptr_t)o.bias & 3) == 0;
     const T *g = (const T *)o.gamma, *b = (const T *)o.beta, *bi = (const T *)o.bias;
     if (o.cd) {
-        auto *k = !o.stats_inside ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD>
-                  : tiles_n > 1   ? split_kernel<T, BN>()
-                                  : ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>;
+        auto *k = o.stats_inside ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>
+                                 : ln_gemm_fwd_sm90<T, BN, FORM_FOLD>;
         const cudaError_t e =
             launch_dependent(k, dim3((unsigned)grid), dim3(THREADS), C::SMEM, s, o.mx, o.mwf, o.mean,
                              o.rstd, g, b, bi, o.cd, o.off_centre, o.block_flags, o.flag_blocks,

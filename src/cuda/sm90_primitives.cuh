@@ -153,19 +153,6 @@ __device__ __forceinline__ uint64_t desc_kmajor_sw128(const void *tile) {
     return d;
 }
 
-/* ---- shared-memory matrix descriptor, K-major tile without swizzle ----
- * Core matrices of 8 rows x 16 bytes, each 128 contiguous bytes: the leading byte offset
- * steps to the next core matrix along K, the stride byte offset to the next 8 rows. The
- * in-kernel statistics use it for a B tile of ones (8 x 16 elements: two core matrices,
- * 256 bytes), whose layout does not matter beyond the addresses it touches. */
-__device__ __forceinline__ uint64_t desc_kmajor_plain(const void *tile, uint32_t lbo, uint32_t sbo) {
-    const uint64_t addr = smem_addr(tile);
-    uint64_t d = (addr & 0x3FFFFu) >> 4;         /* bits 0-13: start address / 16 */
-    d |= (uint64_t)((lbo >> 4) & 0x3FFFu) << 16;   /* bits 16-29: leading byte offset / 16 */
-    d |= (uint64_t)((sbo >> 4) & 0x3FFFu) << 32;   /* bits 32-45: stride byte offset / 16 */
-    return d;                                      /* bits 62-63: 0 = no swizzle */
-}
-
 } // namespace lnl
 
 #endif
