@@ -11,6 +11,7 @@
 #   ab_tables new 90 4224,520,136 3200,1000,72
 #   ab_quick new 120 bf16 f16
 #   ab_sanitize new bf16 4224,520,136
+#   ab_pytest new 150 "stats_inside or folded_weight_overflow"   # build new with target lnlinear
 #   ab_bench 2 "old new" "--dtype bf16 --strategy fused" 8192,1024,1024 32768,4096,256
 #   ab_pack
 #
@@ -102,6 +103,17 @@ ab_sanitize() { # NAME DTYPE SHAPE...: memcheck, racecheck, synccheck on the qui
             grep "Race reported" "$f" | sed 's/+0x.*//;s/.*access at //' | sort | uniq -c | head -5
         done
     done
+}
+
+# The quick table's rows are small: session 20's tensor-core row sums passed it (and the
+# sanitizers) and then failed three f16 Python tests under run.sh, whose errors grew with K.
+# A variant that changes what a kernel computes should run the Python tests of its path too.
+ab_pytest() { # NAME LIMIT EXPR: the Python tests matching -k EXPR on build-NAME's library
+    local n=$1 limit=$2 expr=$3
+    LNLINEAR_LIBRARY=$PWD/build-$n/liblnlinear.so PYTHONPATH=python LNLINEAR_TEST_DEVICE=$AB_DEVICE \
+        timeout "$limit" python3 -m pytest -q -p no:cacheprovider tests/python -k "$expr" \
+        >"$R/pytest_$n.txt" 2>&1
+    echo "pytest $n rc $?: $(tail -1 "$R/pytest_$n.txt")"
 }
 
 ab_bench() { # ROUNDS "VARIANT..." "BENCH ARGS" SHAPE...: the variants in turn, ROUNDS times
