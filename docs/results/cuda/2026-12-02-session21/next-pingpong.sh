@@ -15,6 +15,8 @@
 # the transform form redoes the call: the many_tiles offsets 1e3 / one_row and the f16
 # overflow tests cover it).
 # Snapshot of the branch: rm -rf .snap && mkdir .snap && git archive s21-pingpong | tar -x -C .snap
+# (without the branch: the same from main, then in .snap
+#   git apply docs/results/cuda/2026-12-02-session21/patches/pingpong-epilogue-form.patch)
 # then the device call `cd .snap || exit 3; bash docs/results/cuda/2026-12-02-session21/next-pingpong.sh`
 # with carry [".snap"]. ~5 minutes.
 . tests/gpu/ab.sh && ab_init pp
