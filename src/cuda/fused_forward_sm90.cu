@@ -74,9 +74,27 @@ constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= 168 * THREADS,
               "setmaxnreg: more registers asked for than the CTA is given at launch");
 
-template <int BN> struct tile_cfg {
+/* Experiment (session 21, branch s21-pingpong; -DLNL_SM90_PINGPONG=1): the epilogue form
+ * at BN = 256 with the two consumer warpgroups on different tiles of 64 x 256 (the CTA's
+ * tiles taken in turn) instead of the two halves of one 128 x 256 tile. The producer fills
+ * the ring in tile order, so one warpgroup's main loop runs while the other stores its
+ * tile: ncu (session 21, call 2) found the tensor pipe idle while both warpgroups ran the
+ * epilogue of their shared tile together, 24% of the warps' samples at 8192,1024,1024. A
+ * stage is then 64 rows of x and 256 of W' (40 KB; four of them), released by the one
+ * warpgroup's four warps. Its producer never stops early: the stop signal reaches one
+ * warpgroup's full barrier, and the other's would wait for ever; an off-centre call runs
+ * this kernel to the end before the transform form redoes it. */
+#ifndef LNL_SM90_PINGPONG
+#define LNL_SM90_PINGPONG 0
+#endif
+__host__ __device__ constexpr bool pingpong(int bn, int form) {
+    return LNL_SM90_PINGPONG && bn == 256 && form == 1;
+}
+
+template <int BN, bool PP = false> struct tile_cfg {
     static constexpr int STAGES = BN == 256 ? 4 : 6;
-    static constexpr int A_BYTES = BM * BK * 2;
+    static constexpr int TILE_M = PP ? 64 : BM; /* rows of x a stage holds */
+    static constexpr int A_BYTES = TILE_M * BK * 2;
     static constexpr int B_BYTES = BN * BK * 2;
     static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
     /* the epilogue's staging area: 16 rows x 128 columns of T per consumer warp */
@@ -191,12 +209,12 @@ __device__ __forceinline__ int ld_acquire_gpu(const int *p) {
 /* Tile b in grouped order: 16 m-tiles share each n-tile while both are in L2 (4, 8
  * and 32 measured the same on the H200). */
 __device__ __forceinline__ void tile_at(int64_t b, int64_t tiles_m, int64_t tiles_n, int bn,
-                                        int64_t *m0, int *n0) {
+                                        int64_t *m0, int *n0, int bm = BM) {
     constexpr int group_m = 16;
     const int64_t per_group = (int64_t)group_m * tiles_n;
     const int64_t first_m = b / per_group * group_m;
     const int64_t rows = min64(tiles_m - first_m, (int64_t)group_m);
-    *m0 = (first_m + (b % per_group) % rows) * BM;
+    *m0 = (first_m + (b % per_group) % rows) * bm;
     *n0 = (int)((b % per_group) / rows * bn);
 }
 
@@ -215,7 +233,8 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                                          T *__restrict__ y, int64_t M, int K, int N, bool y_pairs,
                                          bool y_vec16, bool bias_pairs) {
     constexpr bool FOLD = FORM != FORM_TRANSFORM, STATS = FORM == FORM_FOLD_STATS;
-    using C = tile_cfg<BN>;
+    constexpr bool PP = pingpong(BN, FORM);
+    using C = tile_cfg<BN, PP>;
     constexpr int S = C::STAGES;
     extern __shared__ unsigned char smem_raw[];
     unsigned char *smem =
@@ -227,7 +246,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
      * on the rows (0: not read yet, 1: all fit this form, 2: some do not) */
     volatile int *stop = (volatile int *)(sstat + BM), *verdict = stop + 1;
 
-    const int64_t tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    const int64_t tiles_m = (M + C::TILE_M - 1) / C::TILE_M, tiles_n = (N + BN - 1) / BN;
     const int64_t tiles = tiles_m * tiles_n;
     const int KT = (K + BK - 1) / BK;
     const int wg = threadIdx.x / 128;
@@ -241,14 +260,14 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             *m0 = b / tiles_n * BM;
             *n0 = (int)(b % tiles_n) * BN;
         } else {
-            tile_at(b, tiles_m, tiles_n, BN, m0, n0);
+            tile_at(b, tiles_m, tiles_n, BN, m0, n0, C::TILE_M);
         }
     };
 
     if (threadIdx.x == 0) {
         for (int i = 0; i < S; i++) {
             mbar_init(&full[i], 1);
-            mbar_init(&empty[i], 8); /* one arrival per consumer warp */
+            mbar_init(&empty[i], PP ? 4 : 8); /* one arrival per consumer warp (PP: of one warpgroup) */
         }
         *stop = 0;
         *verdict = 0;
@@ -279,7 +298,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                  * held: with 313 tiles on 132 CTAs, y came out NaN or wrong in the last
                  * round's rows (test_cuda_stats_inside_redo_many_tiles). Off-centre data
                  * is the rare case; it costs the whole GEMM twice there. */
-                if (FORM == FORM_FOLD && tile != blockIdx.x) {
+                if (FORM == FORM_FOLD && !PP && tile != blockIdx.x) {
                     int v;
                     while ((v = *verdict) == 0) {
                     }
@@ -320,7 +339,11 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
 
     /* ---- consumers: warpgroup cw owns tile rows cw*64 .. cw*64+63 ---- */
     regs_alloc<CONSUMER_REGS>();
-    const int cw = wg - 1, t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    /* PP: through a shuffle, so that ptxas sees the warpgroup index (and the tile loop's
+     * bounds, which depend on it) as warp-uniform; computed from threadIdx.x it took the
+     * loop for divergent and serialized every wgmma (C7518) */
+    const int cw = PP ? __shfl_sync(0xffffffffu, wg - 1, 0) : wg - 1;
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     const int g = lane >> 2, q = lane & 3;
     /* The transform: thread t rewrites 16-byte chunk tc of rows tr, tr+16, tr+32, tr+48
      * of its warpgroup's half (a warp covers 4 whole rows: conflict-free). */
@@ -366,8 +389,12 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
     float sshift[4], ss1[4], ss2[4];
     int scnt = 0; /* chunks summed so far (the same for the thread's four rows) */
 
-    uint32_t it0 = 0;
-    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, it0 += KT) {
+    /* PP: warpgroup cw takes the CTA's tiles cw, cw + 2, ...; it0 counts stage uses over all
+     * of the CTA's tiles, as the producer does */
+    constexpr int WG_STEP = PP ? 2 : 1;
+    uint32_t it0 = PP ? cw * KT : 0;
+    for (int64_t tile = blockIdx.x + (PP ? cw : 0) * (int64_t)gridDim.x; tile < tiles;
+         tile += WG_STEP * (int64_t)gridDim.x, it0 += WG_STEP * KT) {
         int64_t m0;
         int n0;
         tile_of(tile, &m0, &n0);
@@ -546,6 +573,15 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             transform(0);
         }
         int stats_kt = jn; /* STATS: the next slice of this tile's share (kt % tn == jn) */
+        /* PP: the two warpgroups' main loops take turns, each after the other's last wait
+         * on a full barrier (named barriers 4 and 5; the epilogues overlap the other's
+         * main loop). The turns are what make the full barriers' parities right: a
+         * warpgroup that started its tile while the other was still in its own would wait
+         * for slot uses KT / S phases ahead of the ring, and a parity wait cannot tell use
+         * u from u - 2 (run on the H200, K = 1024: it read the other's stages and the
+         * kernel failed with an unspecified launch failure). */
+        if constexpr (PP)
+            if (cw == 1 || tile != blockIdx.x) named_bar_sync(4 + cw, 256);
         for (int kt = 0; kt < KT; kt++) {
             const int s = (it0 + kt) % S;
             if constexpr (FOLD) {
@@ -557,7 +593,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                  * ptxas then schedules the slice loop differently. */
                 if (kt == 0 && *stop) return;
             }
-            const uint64_t adesc = desc_kmajor_sw128(sA + s * C::A_BYTES + cw * 64 * 128);
+            const uint64_t adesc = desc_kmajor_sw128(sA + s * C::A_BYTES + (PP ? 0 : cw * 64 * 128));
             const uint64_t bdesc = desc_kmajor_sw128(sB + s * C::B_BYTES);
             wgmma_fence();
 #pragma unroll
@@ -593,8 +629,12 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             if constexpr (!FOLD)
                 if (kt + 1 < KT) transform(kt + 1); /* overlaps the group just issued */
         }
+        /* PP: the other warpgroup's turn, if the CTA has a next tile (no arrival is left
+         * pending at exit) */
+        if constexpr (PP)
+            if (tile + gridDim.x < tiles) named_bar_arrive(5 - cw, 256);
         if constexpr (STATS) stats_finish(m0);
-        const int64_t wrow = m0 + cw * 64 + warp * 16; /* the warp's first row */
+        const int64_t wrow = m0 + (PP ? 0 : cw * 64) + warp * 16; /* the warp's first row */
         /* While the last group runs: the transform form loads the next tile's
          * statistics and this tile's bias; the epilogue form the statistics of this
          * thread's two rows (g, g + 8 of its warp's 16) and the first 128 columns' {c, d}. */
@@ -799,6 +839,7 @@ bool make_map(encode_fn enc, CUtensorMap *map, lnl_dtype dt, const void *base, i
  * (cd == nullptr: the transform form only). */
 struct fwd_operands {
     CUtensorMap mx, mw, mwf;
+    CUtensorMap mx64; /* x in boxes of 64 rows, for the ping-pong experiment */
     float *mean, *rstd; /* outputs too, with stats_inside */
     const float *cd;
     int *off_centre;
@@ -839,8 +880,14 @@ cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, con
     if (o.cd) {
         auto *k = o.stats_inside ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>
                                  : ln_gemm_fwd_sm90<T, BN, FORM_FOLD>;
+        /* the ping-pong experiment: FORM_FOLD on tiles of 64 rows, its own stage size */
+        using CF = tile_cfg<BN, pingpong(BN, FORM_FOLD)>;
+        const bool pp = pingpong(BN, FORM_FOLD) && !o.stats_inside;
+        const int64_t tiles_pp = ((M + CF::TILE_M - 1) / CF::TILE_M) * tiles_n;
+        const int64_t g1 = pp ? std::min<int64_t>(tiles_pp, d.sm_count) : grid;
         const cudaError_t e =
-            launch_dependent(k, dim3((unsigned)grid), dim3(THREADS), C::SMEM, s, o.mx, o.mwf, o.mean,
+            launch_dependent(k, dim3((unsigned)g1), dim3(THREADS), pp ? CF::SMEM : C::SMEM, s,
+                             pp ? o.mx64 : o.mx, o.mwf, o.mean,
                              o.rstd, g, b, bi, o.cd, o.off_centre, o.block_flags, o.flag_blocks,
                              o.eps, o.spart, o.scount, (T *)o.y, M, (int)K,
                              (int)N, y_pairs, y_vec16, bias_pairs);
@@ -938,6 +985,8 @@ cudaError_t launch_fused_forward_sm90(lnl_dtype dt, const void *x, const float *
     fwd_operands o{};
     if (!make_map(enc, &o.mx, dt, x, M, K, BM) || !make_map(enc, &o.mw, dt, W, N, K, bn))
         return cudaSuccess;
+    o.mx64 = o.mx;
+    if (LNL_SM90_PINGPONG && !make_map(enc, &o.mx64, dt, x, M, K, 64)) return cudaSuccess;
     o.mwf = o.mw; /* unused without a folded weight */
     if (fold.cd && !make_map(enc, &o.mwf, dt, fold.wfold, N, K, bn)) return cudaSuccess;
     /* with stats_inside the kernel writes mean/rstd: the caller's writable buffers */

@@ -130,6 +130,14 @@ __device__ __forceinline__ void named_bar_sync(int id, int count) {
 #endif
 }
 
+/* Arrives at barrier `id` without waiting: the producer side of a barrier whose other
+ * threads wait in named_bar_sync with the same count. */
+__device__ __forceinline__ void named_bar_arrive(int id, int count) {
+#if LNL_SM90A
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(count) : "memory");
+#endif
+}
+
 /* Orders this thread's earlier shared-memory stores (generic proxy) before later
  * reads of the same bytes by wgmma or TMA (async proxy). */
 __device__ __forceinline__ void fence_proxy_async() {

@@ -51,18 +51,19 @@ ab_build() { # NAME SRC CUDA_FLAGS TARGET...: configure and build build-NAME fro
 ab_rows() { awk '($1 == "cuda" || $1 == "cpu") && ($NF == "ok" || $NF == "FAIL") {
     print $3, $4, "fwd", $5, "bwd", $6, "fwd/GEMM", $9, "f+b/floor", $11, "err", $12, $NF }' "$@"; }
 
-ab_smoke() { # NAME LIMIT "BENCH ARGS" SHAPE...: one lnl-bench run a shape; 1 if any hung
-    local n=$1 limit=$2 args=$3 s rc hung=0
+ab_smoke() { # NAME LIMIT "BENCH ARGS" SHAPE...: one lnl-bench run a shape; 1 if any failed
+    local n=$1 limit=$2 args=$3 s rc bad=0
     shift 3
     for s in "$@"; do
         # shellcheck disable=SC2086  # the arguments are words on purpose
         timeout "$limit" "build-$n/bench/lnl-bench" --device "$AB_DEVICE" $args --shape "$s" \
             >"$R/smoke_${n}_$s.txt" 2>&1
         rc=$?
-        [ $rc = 124 ] && hung=1
+        [ $rc = 0 ] || bad=1 # a crash (rc 2) poisons the context as a hang (124) does
         echo "smoke $n $s rc $rc (124: a hang): $(ab_rows "$R/smoke_${n}_$s.txt" | paste -sd';')"
+        [ $rc = 0 ] || tail -3 "$R/smoke_${n}_$s.txt"
     done
-    return $hung
+    return $bad
 }
 
 ab_tables() { # NAME LIMIT SHAPE...: the C test table's rows of these shapes
