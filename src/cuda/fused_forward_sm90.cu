@@ -22,7 +22,9 @@
  *    that loses ~|mean| * rstd times the accumulation's rounding (tensor-core
  *    accumulation measured with bench/epilogue_form_numerics.py --device cuda: y's
  *    bf16 error 2.4e-3 at |mean| * rstd = 500, K = 4096, against 2.1e-3 for the transform
- *    form), so it serves only calls whose rows all have |mean| * rstd <= 64;
+ *    form), so it serves only calls whose rows all have |mean| * rstd <= 64. At BN = 256
+ *    with the pre-pass's statistics and K <= 1024 its consumers run ping-pong: each on
+ *    its own 64-row tiles, their main loops taking turns (PP, below);
  *  - the transform form: each consumer turns its half of the next stage's x slice into
  *    LN(x) in place (float32 arithmetic, rounded to T) while its wgmma on the current
  *    stage runs; the epilogue adds the bias. Exact for any row mean, but the
@@ -74,21 +76,31 @@ constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= 168 * THREADS,
               "setmaxnreg: more registers asked for than the CTA is given at launch");
 
-/* Experiment (session 21, branch s21-pingpong; -DLNL_SM90_PINGPONG=1): the epilogue form
- * at BN = 256 with the two consumer warpgroups on different tiles of 64 x 256 (the CTA's
- * tiles taken in turn) instead of the two halves of one 128 x 256 tile. The producer fills
- * the ring in tile order, so one warpgroup's main loop runs while the other stores its
- * tile: ncu (session 21, call 2) found the tensor pipe idle while both warpgroups ran the
- * epilogue of their shared tile together, 24% of the warps' samples at 8192,1024,1024. A
- * stage is then 64 rows of x and 256 of W' (40 KB; four of them), released by the one
- * warpgroup's four warps. Its producer never stops early: the stop signal reaches one
- * warpgroup's full barrier, and the other's would wait for ever; an off-centre call runs
- * this kernel to the end before the transform form redoes it. */
+/* The ping-pong epilogue form (PP; sessions 21-22): the epilogue form at BN = 256 with
+ * the pre-pass's statistics, its two consumer warpgroups on different tiles of 64 x 256
+ * (the CTA's tiles taken in turn) instead of the two halves of one 128 x 256 tile. The
+ * producer fills the ring in tile order and the warpgroups' main loops take turns, so
+ * one warpgroup's MMAs run while the other stores its tile: ncu (session 21, call 2)
+ * found the tensor pipe idle while both warpgroups ran the epilogue of their shared tile
+ * together, 24% of the warps' samples at 8192,1024,1024. A stage is then 64 rows of x and
+ * 256 of W' (40 KB; four of them), released by the one warpgroup's four warps, and W'
+ * crosses from L2 once per 64 rows instead of 128.
+ * Where K <= PINGPONG_MAX_K only. bf16 FUSED forward ms, H200, medians of three
+ * interleaved rounds, cooperative vs ping-pong (session 22, call 1): 4096,768,768 0.0300
+ * vs 0.0269; 8192,1024,1024 0.0475 vs 0.0457; 8192,768,3072 0.0864 vs 0.0847; but
+ * 8192,4096,4096 0.442 vs 0.564 and 8192,4096,12288 1.388 vs 1.686. Under ncu (fixed
+ * clocks, one kernel at a time) the ping-pong kernel is 6% faster at 8192,1024,1024 (39.3
+ * vs 41.8 us) and as fast at 8192,4096,4096 (449.8 vs 450.1 us), with the L2->SM traffic
+ * at 55% of its peak against 32% (call 2): what slows it at full clocks is not settled.
+ * Its producer never stops early: the stop signal would reach one warpgroup's full
+ * barrier, and the other's would wait for ever; an off-centre call runs this kernel to
+ * its end before the transform form redoes it. -DLNL_SM90_PINGPONG=0: never. */
 #ifndef LNL_SM90_PINGPONG
-#define LNL_SM90_PINGPONG 0
+#define LNL_SM90_PINGPONG 1
 #endif
-__host__ __device__ constexpr bool pingpong(int bn, int form) {
-    return LNL_SM90_PINGPONG && bn == 256 && form == 1;
+constexpr int64_t PINGPONG_MAX_K = 1024;
+static bool use_pingpong(int bn, bool stats_inside, int64_t K) {
+    return LNL_SM90_PINGPONG && bn == 256 && !stats_inside && K <= PINGPONG_MAX_K;
 }
 
 template <int BN, bool PP = false> struct tile_cfg {
@@ -221,7 +233,7 @@ __device__ __forceinline__ void tile_at(int64_t b, int64_t tiles_m, int64_t tile
 /* The kernel's body in either form: FOLD, the epilogue form (B is the folded W', the
  * main loop a plain GEMM of raw x, LN applied per output element in the epilogue), or
  * the transform form (B is W, each x slice normalized in shared memory before wgmma). */
-template <typename T, int BN, int FORM>
+template <typename T, int BN, int FORM, bool PP>
 __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtensorMap *map_b,
                                          float *__restrict__ mean, float *__restrict__ rstd,
                                          const T *__restrict__ gamma, const T *__restrict__ beta,
@@ -233,7 +245,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                                          T *__restrict__ y, int64_t M, int K, int N, bool y_pairs,
                                          bool y_vec16, bool bias_pairs) {
     constexpr bool FOLD = FORM != FORM_TRANSFORM, STATS = FORM == FORM_FOLD_STATS;
-    constexpr bool PP = pingpong(BN, FORM);
+    static_assert(!PP || (BN == 256 && FORM == FORM_FOLD), "ping-pong: the epilogue form at BN = 256");
     using C = tile_cfg<BN, PP>;
     constexpr int S = C::STAGES;
     extern __shared__ unsigned char smem_raw[];
@@ -770,7 +782,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
  * The transform form then redoes the whole call with the statistics in mean/rstd.
  * (One kernel branching between the bodies spilled ~300 bytes a thread at BN = 256;
  * each body alone fits ptxas's 168 registers.) */
-template <typename T, int BN, int FORM>
+template <typename T, int BN, int FORM, bool PP = false>
 __global__ void __launch_bounds__(THREADS, 1)
 ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_b,
                  float *__restrict__ mean, float *__restrict__ rstd,
@@ -792,7 +804,7 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
     if (FORM == FORM_FOLD && __syncthreads_or(threadIdx.x == 0 && *(volatile int *)off_centre != 0))
         return;
     if (FORM == FORM_TRANSFORM && cd && *off_centre == 0) return;
-    fwd_body<T, BN, FORM>(&map_x, &map_b, mean, rstd, gamma, beta, bias, cd, off_centre,
+    fwd_body<T, BN, FORM, PP>(&map_x, &map_b, mean, rstd, gamma, beta, bias, cd, off_centre,
                           block_flags, flag_blocks, eps, spart, scount, y,
                           M, K, N, y_pairs, y_vec16, bias_pairs);
 #endif
@@ -839,7 +851,7 @@ bool make_map(encode_fn enc, CUtensorMap *map, lnl_dtype dt, const void *base, i
  * (cd == nullptr: the transform form only). */
 struct fwd_operands {
     CUtensorMap mx, mw, mwf;
-    CUtensorMap mx64; /* x in boxes of 64 rows, for the ping-pong experiment */
+    CUtensorMap mx64; /* x in boxes of 64 rows, for the ping-pong form */
     float *mean, *rstd; /* outputs too, with stats_inside */
     const float *cd;
     int *off_centre;
@@ -860,7 +872,8 @@ cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, con
     /* set on every launch: the limit belongs to the current device's context, so a
      * process-wide "done once" would fail on the second GPU it uses */
     for (auto *k : {ln_gemm_fwd_sm90<T, BN, FORM_TRANSFORM>, ln_gemm_fwd_sm90<T, BN, FORM_FOLD>,
-                    ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>}) {
+                    ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>,
+                    ln_gemm_fwd_sm90<T, BN, FORM_FOLD, BN == 256>}) {
         const cudaError_t e =
             cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::SMEM);
         if (e != cudaSuccess) return e;
@@ -878,15 +891,16 @@ cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, con
     const bool bias_pairs = ((uintptr_t)o.bias & 3) == 0;
     const T *g = (const T *)o.gamma, *b = (const T *)o.beta, *bi = (const T *)o.bias;
     if (o.cd) {
+        /* the ping-pong form: tiles of 64 rows (x's map in 64-row boxes), its own ring */
+        using CP = tile_cfg<BN, BN == 256>;
+        const bool pp = use_pingpong(BN, o.stats_inside, K);
         auto *k = o.stats_inside ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>
+                  : pp           ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD, BN == 256>
                                  : ln_gemm_fwd_sm90<T, BN, FORM_FOLD>;
-        /* the ping-pong experiment: FORM_FOLD on tiles of 64 rows, its own stage size */
-        using CF = tile_cfg<BN, pingpong(BN, FORM_FOLD)>;
-        const bool pp = pingpong(BN, FORM_FOLD) && !o.stats_inside;
-        const int64_t tiles_pp = ((M + CF::TILE_M - 1) / CF::TILE_M) * tiles_n;
+        const int64_t tiles_pp = ((M + CP::TILE_M - 1) / CP::TILE_M) * tiles_n;
         const int64_t g1 = pp ? std::min<int64_t>(tiles_pp, d.sm_count) : grid;
         const cudaError_t e =
-            launch_dependent(k, dim3((unsigned)g1), dim3(THREADS), pp ? CF::SMEM : C::SMEM, s,
+            launch_dependent(k, dim3((unsigned)g1), dim3(THREADS), pp ? CP::SMEM : C::SMEM, s,
                              pp ? o.mx64 : o.mx, o.mwf, o.mean,
                              o.rstd, g, b, bi, o.cd, o.off_centre, o.block_flags, o.flag_blocks,
                              o.eps, o.spart, o.scount, (T *)o.y, M, (int)K,
@@ -985,14 +999,15 @@ cudaError_t launch_fused_forward_sm90(lnl_dtype dt, const void *x, const float *
     fwd_operands o{};
     if (!make_map(enc, &o.mx, dt, x, M, K, BM) || !make_map(enc, &o.mw, dt, W, N, K, bn))
         return cudaSuccess;
-    o.mx64 = o.mx;
-    if (LNL_SM90_PINGPONG && !make_map(enc, &o.mx64, dt, x, M, K, 64)) return cudaSuccess;
     o.mwf = o.mw; /* unused without a folded weight */
     if (fold.cd && !make_map(enc, &o.mwf, dt, fold.wfold, N, K, bn)) return cudaSuccess;
     /* with stats_inside the kernel writes mean/rstd: the caller's writable buffers */
     o.mean = (float *)mean, o.rstd = (float *)rstd, o.cd = fold.cd, o.off_centre = fold.off_centre;
     o.block_flags = fold.block_flags, o.flag_blocks = fold.flag_blocks;
     o.stats_inside = fold.cd && fold.stats_inside, o.eps = fold.eps;
+    o.mx64 = o.mx;
+    if (fold.cd && use_pingpong(bn, o.stats_inside, K) && !make_map(enc, &o.mx64, dt, x, M, K, 64))
+        return cudaSuccess;
     o.spart = (float4 *)fold.split_part, o.scount = fold.split_count;
     if (o.stats_inside && (N + bn - 1) / bn > 1 && (!o.spart || !o.scount)) return cudaErrorInvalidValue;
     o.gamma = gamma, o.beta = beta, o.bias = bias, o.y = y;

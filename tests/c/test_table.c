@@ -104,15 +104,15 @@ static const shape_t shapes[] = {
      * the transform form redoes with the merged statistics; 12800,200,1000: 400 tiles,
      * three rounds of the persistent grid. */
     /* The epilogue form with the pre-pass's statistics (N > 256, K < 4096) on more tiles
-     * than SMs: 66 x 3 tiles of 128 rows, 132 x 3 of 64 (the ping-pong experiment, branch
-     * s21-pingpong, whose warpgroups then take tiles in turn); K = 136 is three slices,
-     * not a multiple of the four ring stages, so the stage sequence wraps inside tiles. */
+     * than SMs: 66 x 3 tiles of 128 rows, 132 x 3 of 64 (the ping-pong form, whose
+     * warpgroups then take tiles in turn); K = 136 is three slices, not a multiple of the
+     * four ring stages, so the stage sequence wraps inside tiles. */
     {8448, 136, 520, 0, 0, F_QUICK | F_HOPPER},
-    /* ... and K = 1032, 17 slices, more than twice the ring, on 66 x 3 tiles of 64 rows: a
-     * ping-pong warpgroup that waited for its tile's stages while the other was still in
-     * its main loop took a slot's earlier use for its own (parity waits; session 22's
-     * first run of the experiment failed this way at K = 1024). */
-    {4224, 1032, 520, 0, 0, F_QUICK | F_HOPPER},
+    /* ... and K = 1024 (the ping-pong form's largest), 16 slices, more than twice the ring,
+     * on 66 x 3 tiles of 64 rows: a ping-pong warpgroup that waited for its tile's stages
+     * while the other was still in its main loop took a slot's earlier use for its own
+     * (parity waits; session 22's first run of the form failed this way at K = 1024). */
+    {4224, 1024, 520, 0, 0, F_QUICK | F_HOPPER},
     {4224, 200, 520, 0, 0, F_QUICK | F_HOPPER | F_SPLIT},
     {3200, 72, 1000, 1, NULL_LB, F_QUICK | F_HOPPER | F_SPLIT},
     {12800, 200, 1000, 0, 0, F_HOPPER | F_SPLIT},
