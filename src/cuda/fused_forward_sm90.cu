@@ -349,7 +349,8 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         return;
     }
 
-    /* ---- consumers: warpgroup cw owns tile rows cw*64 .. cw*64+63 ---- */
+    /* ---- consumers: warpgroup cw owns tile rows cw*64 .. cw*64+63 (PP: all 64 rows of
+     * every other tile) ---- */
     regs_alloc<CONSUMER_REGS>();
     /* PP: through a shuffle, so that ptxas sees the warpgroup index (and the tile loop's
      * bounds, which depend on it) as warp-uniform; computed from threadIdx.x it took the

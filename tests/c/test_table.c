@@ -96,13 +96,6 @@ static const shape_t shapes[] = {
     {12800, 200, 136, 0, 0, F_QUICK | F_HOPPER},
     {12800, 72, 100, 0, NULL_LB, F_QUICK | F_HOPPER},
     {12800, 72, 136, 1, 0, F_QUICK | F_HOPPER},
-    /* Two to four columns of tiles (N <= 1024) on enough tiles: the split statistics, each
-     * column tile summing every tn-th K slice and the tiles of a row of tiles merging
-     * their shares (fused_forward_sm90.cu; F_SPLIT takes them at these small K).
-     * 4224,200,520: 33 x 3 tiles, K's four slices shared {0, 3}, {1}, {2}; 3200,72,1000:
-     * 25 x 4 tiles, two slices, so two of the four tiles have no share, and 1e3 rows, which
-     * the transform form redoes with the merged statistics; 12800,200,1000: 400 tiles,
-     * three rounds of the persistent grid. */
     /* The epilogue form with the pre-pass's statistics (N > 256, K < 4096) on more tiles
      * than SMs: 66 x 3 tiles of 128 rows, 132 x 3 of 64 (the ping-pong form, whose
      * warpgroups then take tiles in turn); K = 136 is three slices, not a multiple of the
@@ -113,6 +106,13 @@ static const shape_t shapes[] = {
      * while the other was still in its main loop took a slot's earlier use for its own
      * (parity waits; session 22's first run of the form failed this way at K = 1024). */
     {4224, 1024, 520, 0, 0, F_QUICK | F_HOPPER},
+    /* Two to four columns of tiles (N <= 1024) on enough tiles: the split statistics, each
+     * column tile summing every tn-th K slice and the tiles of a row of tiles merging
+     * their shares (fused_forward_sm90.cu; F_SPLIT takes them at these small K).
+     * 4224,200,520: 33 x 3 tiles, K's four slices shared {0, 3}, {1}, {2}; 3200,72,1000:
+     * 25 x 4 tiles, two slices, so two of the four tiles have no share, and 1e3 rows, which
+     * the transform form redoes with the merged statistics; 12800,200,1000: 400 tiles,
+     * three rounds of the persistent grid. */
     {4224, 200, 520, 0, 0, F_QUICK | F_HOPPER | F_SPLIT},
     {3200, 72, 1000, 1, NULL_LB, F_QUICK | F_HOPPER | F_SPLIT},
     {12800, 200, 1000, 0, 0, F_HOPPER | F_SPLIT},
