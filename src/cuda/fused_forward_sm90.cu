@@ -853,6 +853,7 @@ bool make_map(encode_fn enc, CUtensorMap *map, lnl_dtype dt, const void *base, i
 struct fwd_operands {
     CUtensorMap mx, mw, mwf;
     CUtensorMap mx64; /* x in boxes of 64 rows, for the ping-pong form */
+    bool pp;          /* the ping-pong form (use_pingpong, decided once a call) */
     float *mean, *rstd; /* outputs too, with stats_inside */
     const float *cd;
     int *off_centre;
@@ -894,7 +895,7 @@ cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, con
     if (o.cd) {
         /* the ping-pong form: tiles of 64 rows (x's map in 64-row boxes), its own ring */
         using CP = tile_cfg<BN, BN == 256>;
-        const bool pp = use_pingpong(BN, o.stats_inside, K);
+        const bool pp = BN == 256 && o.pp;
         auto *k = o.stats_inside ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>
                   : pp           ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD, BN == 256>
                                  : ln_gemm_fwd_sm90<T, BN, FORM_FOLD>;
@@ -1006,9 +1007,9 @@ cudaError_t launch_fused_forward_sm90(lnl_dtype dt, const void *x, const float *
     o.mean = (float *)mean, o.rstd = (float *)rstd, o.cd = fold.cd, o.off_centre = fold.off_centre;
     o.block_flags = fold.block_flags, o.flag_blocks = fold.flag_blocks;
     o.stats_inside = fold.cd && fold.stats_inside, o.eps = fold.eps;
+    o.pp = fold.cd && use_pingpong(bn, o.stats_inside, K);
     o.mx64 = o.mx;
-    if (fold.cd && use_pingpong(bn, o.stats_inside, K) && !make_map(enc, &o.mx64, dt, x, M, K, 64))
-        return cudaSuccess;
+    if (o.pp && !make_map(enc, &o.mx64, dt, x, M, K, 64)) return cudaSuccess;
     o.spart = (float4 *)fold.split_part, o.scount = fold.split_count;
     if (o.stats_inside && (N + bn - 1) / bn > 1 && (!o.spart || !o.scount)) return cudaErrorInvalidValue;
     o.gamma = gamma, o.beta = beta, o.bias = bias, o.y = y;
