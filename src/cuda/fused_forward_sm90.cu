@@ -99,8 +99,19 @@ static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= 168 * THREADS,
 #define LNL_SM90_PINGPONG 1
 #endif
 constexpr int64_t PINGPONG_MAX_K = 1024;
+/* A non-negative integer from the environment, or `fallback` when unset or malformed:
+ * the overrides below, read on each call, for tests and timing (like LNL_CPU_ISA). */
+static int64_t env_int64(const char *name, int64_t fallback) {
+    const char *e = getenv(name);
+    char *end = nullptr;
+    const long long k = e && *e ? strtoll(e, &end, 10) : -1;
+    return k >= 0 && end && *end == '\0' ? (int64_t)k : fallback;
+}
+/* LNL_CUDA_PINGPONG_MAX_K=k takes the ping-pong form up to K = k instead (0: never), so
+ * that one build can time both forms at any K (bench/cuda/clocks_ab.py). */
 static bool use_pingpong(int bn, bool stats_inside, int64_t K) {
-    return LNL_SM90_PINGPONG && bn == 256 && !stats_inside && K <= PINGPONG_MAX_K;
+    return LNL_SM90_PINGPONG && bn == 256 && !stats_inside &&
+           K <= env_int64("LNL_CUDA_PINGPONG_MAX_K", PINGPONG_MAX_K);
 }
 
 template <int BN, bool PP = false> struct tile_cfg {
@@ -942,12 +953,7 @@ static int pick_bn(int64_t N) { return N <= 128 ? 128 : 256; }
  * CUDA table's split rows have K <= 1000), a huge k never. It changes the forward's
  * workspace size, which the Python layers cache per shape: set it before a shape's first
  * call (a call given too small a workspace fails with WORKSPACE_TOO_SMALL). */
-static int64_t split_stats_min_k() {
-    const char *e = getenv("LNL_CUDA_SPLIT_STATS_MIN_K");
-    char *end = nullptr;
-    const long long k = e && *e ? strtoll(e, &end, 10) : -1;
-    return k >= 0 && end && *end == '\0' ? (int64_t)k : 4096;
-}
+static int64_t split_stats_min_k() { return env_int64("LNL_CUDA_SPLIT_STATS_MIN_K", 4096); }
 
 /* With one column of tiles, or (split statistics) up to four. Every column's CTAs
  * computing all of their rows' statistics slowed the main loop where the GEMM is
