@@ -3,7 +3,7 @@ library: is a kernel slower because it does more per clock, or because the clock
 
     python3 bench/cuda/clocks_ab.py --lib build-gpu/liblnlinear.so --shape 8192,4096,4096 \\
         --variant coop:LNL_CUDA_PINGPONG_MAX_K=0 --variant pp:LNL_CUDA_PINGPONG_MAX_K=65536 \\
-        [--cublas] [--seconds 2] [--rounds 3]
+        [--cublas] [--seconds 2] [--rounds 3] [--idle 0]
 
 Each variant sets its environment variables (the library reads these overrides on every
 call), then runs lnlinear's FUSED forward back to back for --seconds while `nvidia-smi`
@@ -15,6 +15,11 @@ batches of ~20 ms), median SM MHz and W over the run, and the event-reason masks
 (nvidia-smi's clocks_event_reasons: 0x4 is the software power cap, 0x20 / 0x40 thermal
 slowdown, 0x1 idle). Session 22 found the ping-pong form 28% slower at 8192,4096,4096 at
 full clocks but as fast under ncu's fixed clocks; this tells power from the rest.
+
+--idle S sleeps S seconds before each run: with a short --seconds (0.15, lnl-bench's budget
+a median) a run then starts from an idle GPU, below the power cap, as lnl-bench's and
+session 22's short timings did; without it the variants run back to back at the cap, as
+a training loop does. A form can win one way and lose the other (session 23).
 """
 import argparse
 import os
@@ -132,6 +137,7 @@ def main():
     ap.add_argument("--cublas", action="store_true")
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--idle", type=float, default=0.0, help="seconds asleep before each run")
     a = ap.parse_args()
     if not a.variant and not a.cublas:
         ap.error("nothing to run: give --variant or --cublas")
@@ -148,6 +154,7 @@ def main():
             for name, env, fn in runs:
                 saved = {k: os.environ.get(k) for k in env}
                 os.environ.update(env)
+                time.sleep(a.idle)
                 try:
                     with Sampler(dev, reasons) as smp:
                         ms = timed_run(fn, a.seconds)
