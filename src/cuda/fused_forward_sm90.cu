@@ -85,20 +85,27 @@ static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= 168 * THREADS,
  * together, 24% of the warps' samples at 8192,1024,1024. A stage is then 64 rows of x and
  * 256 of W' (40 KB; four of them), released by the one warpgroup's four warps, and W'
  * crosses from L2 once per 64 rows instead of 128.
- * Where K <= PINGPONG_MAX_K only. bf16 FUSED forward ms, H200, medians of three
- * interleaved rounds, cooperative vs ping-pong (session 22, call 1): 4096,768,768 0.0300
- * vs 0.0269; 8192,1024,1024 0.0475 vs 0.0457; 8192,768,3072 0.0864 vs 0.0847; but
- * 8192,4096,4096 0.442 vs 0.564 and 8192,4096,12288 1.388 vs 1.686. Under ncu (fixed
- * clocks, one kernel at a time) the ping-pong kernel is 6% faster at 8192,1024,1024 (39.3
- * vs 41.8 us) and as fast at 8192,4096,4096 (449.8 vs 450.1 us), with the L2->SM traffic
- * at 55% of its peak against 32% (call 2): what slows it at full clocks is not settled.
+ * Off by default (PINGPONG_MAX_K = 0); LNL_CUDA_PINGPONG_MAX_K (below) takes it, and the
+ * CUDA table runs its rows with it. Session 22 measured it 4-10% faster where K <= 1024
+ * in short timings and shipped it there; session 23 timed both forms in one library,
+ * in turn, beside nvidia-smi (bench/cuda/clocks_ab.py; docs/results/cuda/
+ * 2026-12-02-session23): every large forward runs at the 700 W cap, and there the
+ * ping-pong form holds a 5-12% lower SM clock than the cooperative form where K <= 1024
+ * (W' crosses from L2 once per 64 rows instead of 128); at K = 4096 its clock is 2% lower
+ * and its time 17% longer, which the clock does not explain. bf16 FUSED forward ms, cooperative vs ping-pong, medians of three
+ * rounds back to back: 8192,768,3072 0.0873 vs 0.0895; 8192,1024,1024 0.0423 vs 0.0430;
+ * 8192,512,2048 0.0468 vs 0.0478; 16384,1024,4096 0.2746 vs 0.2843; 8192,4096,4096 0.478
+ * vs 0.559. In 0.15 s bursts from idle it did no better (0.0845 vs 0.0871 at
+ * 8192,768,3072), and 4096,768,768 is 0.021-0.025 either way. Under ncu's fixed clocks
+ * it is 6% faster at 8192,1024,1024 (session 22): it does more a clock and burns more
+ * power doing it. It would pay with W' multicast to a CTA pair (less L2 traffic).
  * Its producer never stops early: the stop signal would reach one warpgroup's full
  * barrier, and the other's would wait for ever; an off-centre call runs this kernel to
- * its end before the transform form redoes it. -DLNL_SM90_PINGPONG=0: never. */
+ * its end before the transform form redoes it. -DLNL_SM90_PINGPONG=0: not even on request. */
 #ifndef LNL_SM90_PINGPONG
 #define LNL_SM90_PINGPONG 1
 #endif
-constexpr int64_t PINGPONG_MAX_K = 1024;
+constexpr int64_t PINGPONG_MAX_K = 0;
 /* A non-negative integer from the environment, or `fallback` when unset or malformed:
  * the overrides below, read on each call, for tests and timing (like LNL_CPU_ISA). */
 static int64_t env_int64(const char *name, int64_t fallback) {

@@ -37,6 +37,8 @@ static const char *g_name[N_G] = {"dx", "dln_weight", "dln_bias", "dlinear_weigh
 #define F_GPU 8     /* only --device cuda (any dtype): too large for the CPU's reference */
 #define F_SPLIT 16  /* run under LNL_CUDA_SPLIT_STATS_MIN_K=0: the Hopper forward's split
                        statistics, which the library takes only from K = 4096 */
+#define F_PINGPONG 32 /* run under LNL_CUDA_PINGPONG_MAX_K=65536: the Hopper forward's
+                         ping-pong form, which the library takes only when asked to */
 #define OFFSET_F16_LIMIT 2
 
 typedef struct {
@@ -97,15 +99,18 @@ static const shape_t shapes[] = {
     {12800, 72, 100, 0, NULL_LB, F_QUICK | F_HOPPER},
     {12800, 72, 136, 1, 0, F_QUICK | F_HOPPER},
     /* The epilogue form with the pre-pass's statistics (N > 256, K < 4096) on more tiles
-     * than SMs: 66 x 3 tiles of 128 rows, 132 x 3 of 64 (the ping-pong form, whose
-     * warpgroups then take tiles in turn); K = 136 is three slices, not a multiple of the
-     * four ring stages, so the stage sequence wraps inside tiles. */
-    {8448, 136, 520, 0, 0, F_QUICK | F_HOPPER},
-    /* ... and K = 1024 (the ping-pong form's largest), 16 slices, more than twice the ring,
-     * on 66 x 3 tiles of 64 rows: a ping-pong warpgroup that waited for its tile's stages
-     * while the other was still in its main loop took a slot's earlier use for its own
-     * (parity waits; session 22's first run of the form failed this way at K = 1024). */
-    {4224, 1024, 520, 0, 0, F_QUICK | F_HOPPER},
+     * than SMs, as the ping-pong form (fused_forward_sm90.cu; off unless asked for):
+     * 132 x 3 tiles of 64 rows, which its warpgroups take in turn; K = 136 is three
+     * slices, not a multiple of the four ring stages, so the stage sequence wraps inside
+     * tiles. */
+    {8448, 136, 520, 0, 0, F_QUICK | F_HOPPER | F_PINGPONG},
+    /* ... and K = 1024, 16 slices, more than twice the ring, on 66 x 3 tiles of 64 rows: a
+     * ping-pong warpgroup that waited for its tile's stages while the other was still in
+     * its main loop took a slot's earlier use for its own (parity waits; session 22's
+     * first run of the form failed this way at K = 1024). The cooperative form (the
+     * default) at the same shape: 66 x 3 tiles of 128 rows on fewer CTAs than SMs. */
+    {4224, 1024, 520, 0, 0, F_QUICK | F_HOPPER | F_PINGPONG},
+    {4224, 1024, 520, 0, 0, F_HOPPER},
     /* Two to four columns of tiles (N <= 1024) on enough tiles: the split statistics, each
      * column tile summing every tn-th K slice and the tiles of a row of tiles merging
      * their shares (fused_forward_sm90.cu; F_SPLIT takes them at these small K).
@@ -460,6 +465,29 @@ static void check_empty_with_nulls(tcase *c, const lnl_problem *p) {
     }
 }
 
+/* An environment variable set for one row of the table (when `on`), and the caller's own
+ * value, put back by env_restore. */
+typedef struct {
+    const char *name;
+    int on, had;
+    char saved[32];
+} env_override;
+
+static void env_set(env_override *e, const char *name, const char *value, int on) {
+    const char *had = on ? getenv(name) : NULL;
+    e->name = name;
+    e->on = on != 0;
+    e->had = had != NULL;
+    snprintf(e->saved, sizeof e->saved, "%s", had ? had : "");
+    if (e->on) setenv(name, value, 1);
+}
+
+static void env_restore(const env_override *e) {
+    if (!e->on) return;
+    if (e->had) setenv(e->name, e->saved, 1);
+    else unsetenv(e->name);
+}
+
 static void run_case(tcase *c, lnl_strategy strat) {
     lnl_problem p;
     memset(&p, 0, sizeof p);
@@ -622,16 +650,14 @@ int main(int argc, char **argv) {
             if ((shapes[si].flags & F_GPU) && !dev) continue;
             tcase c;
             case_setup(&c, &shapes[si], dtypes[di], dev, 1000 * si + di + 1);
-            /* the library reads it on each call; the caller's own setting comes back after */
-            const int split = (shapes[si].flags & F_SPLIT) != 0;
-            const char *had = split ? getenv("LNL_CUDA_SPLIT_STATS_MIN_K") : NULL;
-            char saved[32] = "";
-            if (had) snprintf(saved, sizeof saved, "%s", had);
-            if (split) setenv("LNL_CUDA_SPLIT_STATS_MIN_K", "0", 1);
+            /* the library reads these on each call; the caller's own settings come back after */
+            env_override split, pingpong;
+            env_set(&split, "LNL_CUDA_SPLIT_STATS_MIN_K", "0", shapes[si].flags & F_SPLIT);
+            env_set(&pingpong, "LNL_CUDA_PINGPONG_MAX_K", "65536", shapes[si].flags & F_PINGPONG);
             for (size_t k = 0; k < 4; k++)
                 if (supported[di][k]) run_case(&c, strats[k]);
-            if (split && had) setenv("LNL_CUDA_SPLIT_STATS_MIN_K", saved, 1);
-            else if (split) unsetenv("LNL_CUDA_SPLIT_STATS_MIN_K");
+            env_restore(&pingpong);
+            env_restore(&split);
             case_teardown(&c);
         }
     }
