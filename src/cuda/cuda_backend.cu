@@ -93,7 +93,7 @@ static fwd_layout fwd_carve(const lnl_problem *p, void *base) {
                       f32_fold_serves(p);
     const int64_t N = p->out_features;
     l.wfold = fold ? c.take((size_t)N * K * lnl_dtype_size(p->dtype)) : nullptr;
-    l.cd = fold ? (float *)c.take((size_t)(N + 7) / 8 * 8 * 2 * 4) : nullptr;
+    l.cd = fold ? (float *)c.take((size_t)fold_cd_columns(N) * 2 * 4) : nullptr;
     l.off_centre = fold ? (int *)c.take(4) : nullptr;
     l.block_flags = fold ? (int *)c.take(4 * FOLD_PREP_MAX_BLOCKS) : nullptr;
     /* by shape alone (whether the call takes them depends on the device too) */

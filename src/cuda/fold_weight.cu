@@ -24,8 +24,8 @@
  * 0.0055 + 0.011). Longer rows fold with a block a row (fold_weight_kernel) and take
  * their statistics from launch_ln_forward (the caller), as before.
  *
- * cd holds {c[n], d[n]} pairs; its pairs past N up to a multiple of 8 are zero, since
- * the epilogue reads two columns' pairs as 16 bytes.
+ * cd holds {c[n], d[n]} pairs; its pairs past N up to fold_cd_columns(N) are zero, since
+ * the epilogue reads a whole tile's pairs, two columns' as 16 bytes.
  *
  * Rows too far off centre for the epilogue form (|mean| * rstd > FOLD_MAX_MEAN_RSTD):
  * each block of the warp kernel writes into block_flags[block] whether one of its rows
@@ -88,7 +88,7 @@ __device__ __forceinline__ uint4 ldg16_or0(const T *base, int64_t e, bool in) {
 /* Clears off_centre and the {c, d} pairs past N (block 0 of either kernel). */
 __device__ __forceinline__ void clear_flag_and_pad(int *off_centre, float *cd, int64_t N) {
     if (threadIdx.x == 0) *off_centre = 0;
-    const int64_t padded = (N + 7) / 8 * 8;
+    const int64_t padded = fold_cd_columns(N);
     for (int64_t n = N + threadIdx.x; n < padded; n += blockDim.x) cd[2 * n] = cd[2 * n + 1] = 0.f;
 }
 

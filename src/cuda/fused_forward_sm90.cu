@@ -12,8 +12,8 @@
  * LN(x) never reaches global memory. mean/rstd come from a pre-pass (launch_fold_prep,
  * in the same launch as the weight folding where K <= 2048, else launch_ln_forward), or
  * from the kernel itself where N <= 4 BN (below; with several column tiles each sums a
- * share of the K slices and they merge their shares); y goes out through a per-warp staging
- * area in shared memory, 16 contiguous bytes per thread. Two forms of the same kernel:
+ * share of the K slices and they merge their shares); y goes out through per-warp staging
+ * buffers in shared memory (stmatrix) and TMA stores. Two forms of the same kernel:
  *  - the epilogue form (FOLD; the usual one): LN(x) W^T + b = rstd * (x W'^T - mean * c)
  *    + d with W' = T(W * gamma), c = W' 1 and d = W beta + b (fold_weight.cu). The main
  *    loop is a plain GEMM of the raw x with W'; the epilogue applies the row's mean and
@@ -127,7 +127,8 @@ template <int BN, bool PP = false> struct tile_cfg {
     static constexpr int A_BYTES = TILE_M * BK * 2;
     static constexpr int B_BYTES = BN * BK * 2;
     static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
-    /* the epilogue's staging area: 16 rows x 128 columns of T per consumer warp */
+    /* the epilogue's staging area: per consumer warp, two buffers of 16 rows x 64 columns
+     * of T (boxes of TMA stores) */
     static constexpr int OUT_BYTES = 8 * 16 * 128 * 2;
     /* stages, staging area, barriers, the in-kernel statistics' (mean, rstd) per tile row,
      * the producer's two words (below), and slack to align the ring to 1024 bytes (the
@@ -253,6 +254,7 @@ __device__ __forceinline__ void tile_at(int64_t b, int64_t tiles_m, int64_t tile
  * the transform form (B is W, each x slice normalized in shared memory before wgmma). */
 template <typename T, int BN, int FORM, bool PP>
 __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtensorMap *map_b,
+                                         const CUtensorMap *map_y,
                                          float *__restrict__ mean, float *__restrict__ rstd,
                                          const T *__restrict__ gamma, const T *__restrict__ beta,
                                          const T *__restrict__ bias, const float *__restrict__ cd,
@@ -312,6 +314,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         if (threadIdx.x == 0) {
             tma_prefetch_map(map_x);
             tma_prefetch_map(map_b);
+            if (y_vec16) tma_prefetch_map(map_y);
             uint32_t it = 0;
             for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
                 /* FORM_FOLD: once some row is known to be off centre, the transform form
@@ -431,9 +434,9 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         tile_of(tile, &m0, &n0);
         /* STATS: this tile sums the K slices kt with kt % tn == jn, a 1/tn share */
         const int tn = STATS ? (int)tiles_n : 1, jn = STATS ? n0 / BN : 0;
+        /* not zeroed: the tile's first wgmma ignores the old values (accumulate = 0);
+         * zeroing took 64 instructions a thread and tile between two tiles' MMAs */
         float acc[BN / 2];
-#pragma unroll
-        for (int i = 0; i < BN / 2; i++) acc[i] = 0.f;
 
         /* LN(x) written over x in shared memory, then wgmma from shared memory. */
         auto transform = [&](int kt) {
@@ -622,13 +625,23 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                  * (32768,4096,256) to 10% (12800,4096,256) slower, kernel 0.139 vs 0.130 ms
                  * and 0.069 vs 0.062-0.063 (H200, bf16, -DLNL_PDL=0, session 11 call 3);
                  * ptxas then schedules the slice loop differently. */
-                if (kt == 0 && *stop) return;
+                if (kt == 0 && __shfl_sync(0xffffffffu, *stop, 0)) {
+                    /* Before leaving, the earlier tiles' TMA stores of y must have read
+                     * the staging (lane 0's groups; the other lanes have none). ptxas
+                     * serialized every wgmma of the kernel (C7518) when this wait sat on
+                     * a path it could not prove warp-uniform: *stop read by each lane,
+                     * or the wait under `if (lane == 0)`; lane 0's value through a
+                     * shuffle is. */
+                    bulk_wait_all();
+                    return;
+                }
             }
             const uint64_t adesc = desc_kmajor_sw128(sA + s * C::A_BYTES + (PP ? 0 : cw * 64 * 128));
             const uint64_t bdesc = desc_kmajor_sw128(sB + s * C::B_BYTES);
             wgmma_fence();
 #pragma unroll
-            for (int st = 0; st < 4; st++) wgmma_ss<T, BN>(acc, adesc + 2 * st, bdesc + 2 * st);
+            for (int st = 0; st < 4; st++)
+                wgmma_ss<T, BN>(acc, adesc + 2 * st, bdesc + 2 * st, kt > 0 || st > 0);
             wgmma_commit();
             /* STATS: this slice's chunks are loaded here, between the group's issue and the
              * wait for the previous one, so that the wait hides their latency (the loads sit
@@ -676,8 +689,8 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
          * half would spill at ptxas's 168-register cap); read from L1, where each
          * tile's lines were prefetched as its main loop began */
         float4 cdv[8];
-        auto cd_at = [&](int col) { /* cd is padded with zeros to a multiple of 8 columns */
-            return col < N ? __ldg((const float4 *)(cd + 2 * col)) : make_float4(0.f, 0.f, 0.f, 0.f);
+        auto cd_at = [&](int col) { /* cd is padded with zeros to whole tiles (fold_cd_columns) */
+            return __ldg((const float4 *)(cd + 2 * col));
         };
         auto load_cd = [&](int quarter) {
 #pragma unroll
@@ -727,37 +740,42 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         /* ---- epilogue: accumulator 4j + {0,1} is row g, columns 8j + 2q + {0,1};
          * 4j + {2,3} the same columns of row g + 8 (of the warp's 16 rows) ---- */
         if (y_vec16) {
-            /* Through shared memory, 128 columns at a time, so that each thread stores
-             * 16 contiguous bytes and a warp whole 256-byte row pieces; stored straight
-             * from the accumulators, a warp wrote 16 bytes in each of 8 rows, and the
-             * epilogue cost 38% of the kernel at 8192,768,3072. The staging rows use the
-             * 128-byte swizzle's XOR (chunk c of row r at c ^ (r % 8)): conflict-free
-             * both ways. N % 8 == 0, so 8 columns are all inside N or all outside. */
+            /* Through shared memory and TMA, like cuBLAS's epilogue: a quarter (64 columns)
+             * of the warp's 16 x BN block at a time, four stmatrix of the packed
+             * accumulators into one of the warp's two 2 KB buffers (16 rows of 128 bytes,
+             * the 128-byte swizzle: chunk c of row r at c ^ (r % 8), conflict-free), then
+             * lane 0 hands the box to the copy engine and the warp moves on. Before a
+             * buffer is written again, lane 0 waits until the engine has read the box
+             * issued from it two quarters before (at a tile's first quarter, the previous
+             * tile's third). TMA clips rows past M and columns past N. It replaces
+             * st.shared of 4 bytes, ld.shared and st.global of 16 with their address
+             * arithmetic and bounds checks (session 21's ncu: our epilogue took 1331
+             * instructions a warp and tile, cuBLAS's 385), and the warp no longer waits
+             * for its own global stores. */
+            const int mi = lane >> 3, mr = lane & 7; /* stmatrix: lane gives row mr of matrix mi */
+            /* matrices {rows 0-7, rows 8-15} x {column block j, j + 1} */
+            const uint32_t row_addr = smem_addr(stage_out) + (mr + 8 * (mi & 1)) * 128;
 #pragma unroll
-            for (int half = 0; half < BN / 128; half++) {
-#pragma unroll
-                for (int jj = 0; jj < 16; jj++) {
-                    const int j = half * 16 + jj;
-                    if constexpr (FOLD)
-                        if (jj % 8 == 0 && j > 0) load_cd(j / 8);
-#pragma unroll
-                    for (int h = 0; h < 2; h++) {
-                        const int r = g + 8 * h;
-                        const float2 v = out2(j, h, cdv[jj % 8]);
-                        *(uint32_t *)(stage_out + r * 256 + ((jj ^ (r & 7)) << 4) + 4 * q) =
-                            pack2<T>(v.x, v.y);
-                    }
-                }
+            for (int qt = 0; qt < BN / 64; qt++) {
+                if constexpr (FOLD)
+                    if (qt > 0) load_cd(qt);
+                if (lane == 0) bulk_wait_read<1>();
                 __syncwarp();
+                const uint32_t buf = row_addr + (qt & 1) * 2048;
 #pragma unroll
-                for (int i = 0; i < 8; i++) {
-                    const int r = 2 * i + (lane >> 4), c = lane & 15;
-                    const uint4 v = *(const uint4 *)(stage_out + r * 256 + ((c ^ (r & 7)) << 4));
-                    const int64_t row = wrow + r;
-                    const int col = n0 + half * 128 + 8 * c;
-                    if (row < M && col < N) *(uint4 *)(y + row * N + col) = v;
+                for (int jp = 0; jp < 4; jp++) {
+                    const int j = qt * 8 + 2 * jp;
+                    const float2 a = out2(j, 0, cdv[2 * jp]), b = out2(j, 1, cdv[2 * jp]);
+                    const float2 c = out2(j + 1, 0, cdv[2 * jp + 1]), d = out2(j + 1, 1, cdv[2 * jp + 1]);
+                    stmatrix_x4(buf + (((2 * jp + (mi >> 1)) ^ mr) << 4), pack2<T>(a.x, a.y),
+                                pack2<T>(b.x, b.y), pack2<T>(c.x, c.y), pack2<T>(d.x, d.y));
                 }
-                __syncwarp(); /* the next half overwrites the staging rows */
+                fence_proxy_async(); /* the stmatrix writes before the engine's reads */
+                __syncwarp();
+                if (lane == 0) {
+                    tma_store_2d(map_y, stage_out + (qt & 1) * 2048, n0 + qt * 64, (int32_t)wrow);
+                    bulk_commit();
+                }
             }
         } else {
 #pragma unroll
@@ -783,6 +801,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             }
         }
     }
+    bulk_wait_all(); /* lane 0's TMA stores of y may still read this warp's staging */
 }
 #endif
 
@@ -804,6 +823,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
 template <typename T, int BN, int FORM, bool PP = false>
 __global__ void __launch_bounds__(THREADS, 1)
 ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_b,
+                 const __grid_constant__ CUtensorMap map_y,
                  float *__restrict__ mean, float *__restrict__ rstd,
                  const T *__restrict__ gamma, const T *__restrict__ beta,
                  const T *__restrict__ bias, const float *__restrict__ cd,
@@ -823,7 +843,7 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
     if (FORM == FORM_FOLD && __syncthreads_or(threadIdx.x == 0 && *(volatile int *)off_centre != 0))
         return;
     if (FORM == FORM_TRANSFORM && cd && *off_centre == 0) return;
-    fwd_body<T, BN, FORM, PP>(&map_x, &map_b, mean, rstd, gamma, beta, bias, cd, off_centre,
+    fwd_body<T, BN, FORM, PP>(&map_x, &map_b, &map_y, mean, rstd, gamma, beta, bias, cd, off_centre,
                           block_flags, flag_blocks, eps, spart, scount, y,
                           M, K, N, y_pairs, y_vec16, bias_pairs);
 #endif
@@ -871,6 +891,7 @@ bool make_map(encode_fn enc, CUtensorMap *map, lnl_dtype dt, const void *base, i
 struct fwd_operands {
     CUtensorMap mx, mw, mwf;
     CUtensorMap mx64; /* x in boxes of 64 rows, for the ping-pong form */
+    CUtensorMap my;   /* y in boxes of 16 rows x 64 columns (TMA stores), where y_vec16 */
     bool pp;          /* the ping-pong form (use_pingpong, decided once a call) */
     float *mean, *rstd; /* outputs too, with stats_inside */
     const float *cd;
@@ -883,6 +904,7 @@ struct fwd_operands {
     int *scount;
     const void *gamma, *beta, *bias;
     void *y;
+    bool y_vec16;
 };
 
 template <typename T, int BN>
@@ -907,7 +929,7 @@ cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, con
     const int64_t tiles_n = (N + BN - 1) / BN;
     if (o.cd && o.stats_inside && tiles_n > 1) grid = std::max<int64_t>(tiles_n, grid / tiles_n * tiles_n);
     const bool y_pairs = N % 2 == 0 && ((uintptr_t)o.y & 3) == 0;
-    const bool y_vec16 = N % 8 == 0 && aligned16(o.y);
+    const bool y_vec16 = o.y_vec16;
     const bool bias_pairs = ((uintptr_t)o.bias & 3) == 0;
     const T *g = (const T *)o.gamma, *b = (const T *)o.beta, *bi = (const T *)o.bias;
     if (o.cd) {
@@ -921,14 +943,14 @@ cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, con
         const int64_t g1 = pp ? std::min<int64_t>(tiles_pp, d.sm_count) : grid;
         const cudaError_t e =
             launch_dependent(k, dim3((unsigned)g1), dim3(THREADS), pp ? CP::SMEM : C::SMEM, s,
-                             pp ? o.mx64 : o.mx, o.mwf, o.mean,
+                             pp ? o.mx64 : o.mx, o.mwf, o.my, o.mean,
                              o.rstd, g, b, bi, o.cd, o.off_centre, o.block_flags, o.flag_blocks,
                              o.eps, o.spart, o.scount, (T *)o.y, M, (int)K,
                              (int)N, y_pairs, y_vec16, bias_pairs);
         if (e != cudaSuccess) return e;
     }
     return launch_dependent(ln_gemm_fwd_sm90<T, BN, FORM_TRANSFORM>, dim3((unsigned)grid),
-                            dim3(THREADS), C::SMEM, s, o.mx, o.mw, o.mean, o.rstd, g, b, bi, o.cd,
+                            dim3(THREADS), C::SMEM, s, o.mx, o.mw, o.my, o.mean, o.rstd, g, b, bi, o.cd,
                             o.off_centre, o.block_flags, o.flag_blocks, o.eps, o.spart, o.scount,
                             (T *)o.y, M, (int)K,
                             (int)N, y_pairs, y_vec16,
@@ -1026,6 +1048,10 @@ cudaError_t launch_fused_forward_sm90(lnl_dtype dt, const void *x, const float *
     o.spart = (float4 *)fold.split_part, o.scount = fold.split_count;
     if (o.stats_inside && (N + bn - 1) / bn > 1 && (!o.spart || !o.scount)) return cudaErrorInvalidValue;
     o.gamma = gamma, o.beta = beta, o.bias = bias, o.y = y;
+    /* y through TMA stores where its rows are whole 16-byte chunks (else plain stores) */
+    o.y_vec16 = N % 8 == 0 && aligned16(y);
+    o.my = o.mx; /* unused otherwise */
+    if (o.y_vec16 && !make_map(enc, &o.my, dt, y, M, N, 16)) return cudaSuccess;
     const cudaError_t e = dt == LNL_DTYPE_BF16 ? launch_typed<__nv_bfloat16>(bn, o, M, K, N, d, s)
                                                : launch_typed<__half>(bn, o, M, K, N, d, s);
     *launched = e == cudaSuccess;

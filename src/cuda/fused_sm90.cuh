@@ -34,11 +34,18 @@ bool fused_forward_sm90_runs(lnl_dtype dt, int64_t M, int64_t K, int64_t N, cons
                              const void *W, const void *gamma, const void *beta,
                              const device_info &d);
 
+/* {c, d}'s columns: N padded with zero pairs to a whole 256-column tile, so that the
+ * GEMM kernel's epilogue reads a tile's pairs with no bounds checks (they cost ~160 of
+ * its ~1330 instructions a warp and tile). */
+constexpr int64_t FOLD_CD_PAD = 256;
+__host__ __device__ constexpr int64_t fold_cd_columns(int64_t N) {
+    return (N + FOLD_CD_PAD - 1) / FOLD_CD_PAD * FOLD_CD_PAD;
+}
 /* The epilogue form's operands (fold_weight.cu), all in the workspace: the folded
- * weight W' (N x K), {c, d} per column (float32 pairs, padded with zeros to a multiple
- * of 8 columns), the pre-pass's flags (one word a block of its grid: has it seen a row
- * too far off centre for this form?) and the flag the GEMM kernel sets for the transform
- * form. All nullptr: the transform form only. */
+ * weight W' (N x K), {c, d} per column (float32 pairs, padded with zeros to
+ * fold_cd_columns(N) columns), the pre-pass's flags (one word a block of its grid: has
+ * it seen a row too far off centre for this form?) and the flag the GEMM kernel sets for
+ * the transform form. All nullptr: the transform form only. */
 struct sm90_fold {
     const void *wfold;
     const float *cd;

@@ -83,6 +83,51 @@ __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t b
                  : "memory");
 #endif
 }
+/* ---- TMA stores: a 2-D box of shared memory out to a tensor map's global tensor ----
+ * The copy engine reads the box asynchronously; the issuing thread commits its stores
+ * as a bulk group and waits on its groups before the box's bytes are written again
+ * (wait_read: the engine has read them) or before the CTA exits (wait_all). Elements
+ * outside the tensor are not written. */
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, const void *src, int32_t c0,
+                                             int32_t c1) {
+#if LNL_SM90A
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(
+                     (uint64_t)map),
+                 "r"(smem_addr(src)), "r"(c0), "r"(c1)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void bulk_commit() {
+#if LNL_SM90A
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+#endif
+}
+/* until at most N of this thread's bulk groups still read their shared memory */
+template <int N> __device__ __forceinline__ void bulk_wait_read() {
+#if LNL_SM90A
+    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+#endif
+}
+/* until all of this thread's bulk groups are complete (their writes done) */
+__device__ __forceinline__ void bulk_wait_all() {
+#if LNL_SM90A
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#endif
+}
+
+/* ---- stmatrix: four 8 x 8 matrices of 16-bit values from a warp's registers ----
+ * Register i of lane l holds row l / 4, columns 2 (l % 4) + {0, 1} of matrix i (the
+ * mma/wgmma accumulator fragment, packed in pairs); lane l gives the shared address of
+ * row l % 8 of matrix l / 8. */
+__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2,
+                                            uint32_t r3) {
+#if LNL_SM90A
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr),
+                 "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+                 : "memory");
+#endif
+}
+
 __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap *map) {
 #if LNL_SM90A
     asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)map) : "memory");
