@@ -83,6 +83,12 @@ __device__ __forceinline__ void bulk_load(void *dst, const void *src, uint32_t b
                  : "memory");
 #endif
 }
+__device__ __forceinline__ void tma_prefetch_map(const CUtensorMap *map) {
+#if LNL_SM90A
+    asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)map) : "memory");
+#endif
+}
+
 /* ---- TMA stores: a 2-D box of shared memory out to a tensor map's global tensor ----
  * The copy engine reads the box asynchronously; the issuing thread commits its stores
  * as a bulk group and waits on its groups before the box's bytes are written again
@@ -125,12 +131,6 @@ __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t
     asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr),
                  "r"(r0), "r"(r1), "r"(r2), "r"(r3)
                  : "memory");
-#endif
-}
-
-__device__ __forceinline__ void tma_prefetch_map(const CUtensorMap *map) {
-#if LNL_SM90A
-    asm volatile("prefetch.tensormap [%0];" ::"l"((uint64_t)map) : "memory");
 #endif
 }
 
