@@ -540,20 +540,35 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                 }
             }
             named_bar_sync(3, 256);
-            if (tc == 0) {
+            /* Two threads a row, lanes 2q and 2q + 1 of the row's warpgroup (so that the
+             * rows stay the warpgroup's own): each loads its half of the tn shares at once
+             * and merges them in tile order, then the even lane merges the odd lane's half
+             * into its own. One thread merging all tn shares of four rows had the loads
+             * one after another (the SASS: one register for every load, 16 round trips
+             * to L2 a tile at tn = 4, 64 at tn = 16). */
+            const int r = cw * 64 + (int)(threadIdx.x % 128) / 2, half = (tn + 1) / 2;
+            const int j0 = (threadIdx.x & 1) * half, j1 = min(tn, j0 + half);
+            const int64_t row = m0 + r;
+            float nn = 0.f, mm = 0.f, q = 0.f;
+            /* up to 4 loads in flight at once (8 made ptxas spill in the BN = 256 kernels) */
+            constexpr int BATCH = SPLIT_STATS_MAX_COL_TILES / 2 < 4 ? SPLIT_STATS_MAX_COL_TILES / 2 : 4;
+            for (int jb = j0; row < M && jb < j1; jb += BATCH) {
+                float4 p[BATCH];
 #pragma unroll
-                for (int i = 0; i < 4; i++) {
-                    const int r = tr + 16 * i;
-                    const int64_t row = m0 + r;
-                    float nn = 0.f, mm = 0.f, q = 0.f;
-                    if (row < M)
-                        for (int j = 0; j < tn; j++) {
-                            /* L2, not L1: another SM wrote it */
-                            const float4 pj = __ldcg(spart + (int64_t)j * M + row);
-                            chan_merge(nn, mm, q, pj.x, pj.y, pj.z);
-                        }
-                    publish_row(r, row, mm, rstd_of(q, K, eps), jn == 0);
-                }
+                for (int u = 0; u < BATCH; u++)
+                    /* L2, not L1: another SM wrote it */
+                    p[u] = jb + u < j1 ? __ldcg(spart + (int64_t)(jb + u) * M + row)
+                                       : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+                for (int u = 0; u < BATCH; u++)
+                    chan_merge(nn, mm, q, p[u].x, p[u].y, p[u].z); /* count 0: no change */
+            }
+            const float n_o = __shfl_xor_sync(0xffffffffu, nn, 1);
+            const float m_o = __shfl_xor_sync(0xffffffffu, mm, 1);
+            const float q_o = __shfl_xor_sync(0xffffffffu, q, 1);
+            if ((threadIdx.x & 1) == 0) {
+                chan_merge(nn, mm, q, m_o, q_o, n_o);
+                publish_row(r, row, mm, rstd_of(q, K, eps), jn == 0);
             }
         };
         /* STATS, after the last slice: the 8 threads of each row merge their partial

@@ -3,10 +3,11 @@
  * tn column tiles, tile jn summing the 64-wide K slices kt with kt % tn == jn, each of a
  * row's 8 threads one 8-value chunk of each slice, sums of deviations from the tile's shift
  * (the mean of its first slice's values), the 8 threads' partials merged by a xor tree,
- * and the tiles' shares merged in tile order by chan_merge (split_stats.cuh, the kernel's
- * own code). What the model cannot show (the kernel's indexing, the counter, the wait) is
+ * and the tiles' shares merged by chan_merge (split_stats.cuh, the kernel's own code) in
+ * the kernel's order: each of two threads merges half of the shares in tile order (the
+ * first (tn + 1) / 2, the rest), then the first takes in the second's. What the model cannot show (the kernel's indexing, the counter, the wait) is
  * for the GPU: the CUDA table's split rows and test_cuda_stats_inside_redo_many_tiles.
- * Rows: spread 2 at means 0, 3 and 1e3; spread 1e-3 (eps dominates); and rows whose whole
+ * tn runs 1 to 16 (SPLIT_STATS_MAX_COL_TILES). Rows: spread 2 at means 0, 3 and 1e3; spread 1e-3 (eps dominates); and rows whose whole
  * variance sits in one slice (the shifted sums' worst case). */
 #include <cmath>
 #include <cstdio>
@@ -81,11 +82,15 @@ share tile_share(const std::vector<float> &x, int K, int tn, int jn) {
 
 /* one row through tn tiles against float64 */
 void run_row(const char *what, const std::vector<float> &x, int K, int tn) {
-    float n = 0.f, mean = 0.f, m2 = 0.f;
+    float hn[2] = {0.f, 0.f}, hmean[2] = {0.f, 0.f}, hm2[2] = {0.f, 0.f};
+    const int half = (tn + 1) / 2;
     for (int j = 0; j < tn; j++) {
         const share s = tile_share(x, K, tn, j);
-        chan_merge(n, mean, m2, s.mean, s.m2, s.n);
+        const int h = j < half ? 0 : 1;
+        chan_merge(hn[h], hmean[h], hm2[h], s.mean, s.m2, s.n);
     }
+    float n = hn[0], mean = hmean[0], m2 = hm2[0];
+    chan_merge(n, mean, m2, hmean[1], hm2[1], hn[1]);
     const float rs = rstd_of(m2, K, 1e-5f);
     double sum = 0.0, sq = 0.0;
     for (int k = 0; k < K; k++) sum += x[k];
@@ -108,7 +113,7 @@ int main() {
     tu_rng_seed(&r, 15);
     const int Ks[] = {8, 64, 72, 128, 200, 520, 1000, 1032, 4096, 8192};
     for (int K : Ks)
-        for (int tn = 1; tn <= 4; tn++) {
+        for (int tn = 1; tn <= 16; tn++) {
             struct {
                 const char *what;
                 double mean, sd;
