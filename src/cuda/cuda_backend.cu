@@ -99,7 +99,8 @@ static fwd_layout fwd_carve(const lnl_problem *p, void *base) {
     /* by shape alone (whether the call takes them depends on the device too) */
     const int64_t split_rows =
         fold && lnl_dtype_size(p->dtype) == 2 ? fused_forward_sm90_split_rows(M, K, N) : 0;
-    l.split_part = split_rows ? c.take((size_t)M * SPLIT_STATS_MAX_COL_TILES * 16) : nullptr;
+    l.split_part =
+        split_rows ? c.take((size_t)M * fused_forward_sm90_split_cols(K, N) * 16) : nullptr;
     l.split_count = split_rows ? (int *)c.take((size_t)split_rows * 4) : nullptr;
     l.total = c.used;
     return l;

@@ -551,7 +551,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             const int64_t row = m0 + r;
             float nn = 0.f, mm = 0.f, q = 0.f;
             /* up to 4 loads in flight at once (8 made ptxas spill in the BN = 256 kernels) */
-            constexpr int BATCH = SPLIT_STATS_MAX_COL_TILES / 2 < 4 ? SPLIT_STATS_MAX_COL_TILES / 2 : 4;
+            constexpr int HALF_MAX = SPLIT_STATS_MAX_COL_TILES / 2, BATCH = HALF_MAX < 4 ? HALF_MAX : 4;
             for (int jb = j0; row < M && jb < j1; jb += BATCH) {
                 float4 p[BATCH];
 #pragma unroll
@@ -1017,6 +1017,10 @@ bool fused_forward_sm90_stats_inside(int64_t K, int64_t N) {
 }
 int64_t fused_forward_sm90_split_rows(int64_t M, int64_t K, int64_t N) {
     return N > pick_bn(N) && fused_forward_sm90_stats_inside(K, N) ? (M + BM - 1) / BM : 0;
+}
+int64_t fused_forward_sm90_split_cols(int64_t K, int64_t N) {
+    return N > pick_bn(N) && fused_forward_sm90_stats_inside(K, N) ? (N + pick_bn(N) - 1) / pick_bn(N)
+                                                                   : 0;
 }
 
 int64_t fused_forward_sm90_tiles(int64_t M, int64_t N) {

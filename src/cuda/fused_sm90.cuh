@@ -57,8 +57,8 @@ struct sm90_fold {
     bool stats_inside;
     float eps;
     /* with stats_inside and several column tiles (split statistics): each tile's share of
-     * its rows' statistics (float4, M x SPLIT_STATS_MAX_COL_TILES) and one counter a row of
-     * tiles (fused_forward_sm90_split_rows of them), zeroed before the call */
+     * its rows' statistics (float4, M x fused_forward_sm90_split_cols) and one counter a
+     * row of tiles (fused_forward_sm90_split_rows of them), zeroed before the call */
     void *split_part;
     int *split_count;
 };
@@ -70,6 +70,9 @@ bool fused_forward_sm90_stats_inside(int64_t K, int64_t N);
 /* The split statistics' counters (rows of tiles) for an M x K x N problem; 0 when the
  * statistics inside need none (one column of tiles) or are not taken. */
 int64_t fused_forward_sm90_split_rows(int64_t M, int64_t K, int64_t N);
+/* ... and the column tiles that share a row's statistics (0 likewise): split_part holds
+ * M x this many shares */
+int64_t fused_forward_sm90_split_cols(int64_t K, int64_t N);
 constexpr int SPLIT_STATS_MAX_COL_TILES = 4;
 /* One launch (fold_weight.cu): the folded weight and {c, d} from W, gamma, beta and the
  * bias, and, for the first stats_rows rows of x, mean and rstd (stats_rows = 0: none,

@@ -1,14 +1,16 @@
 /* The split statistics of the Hopper forward (fused_forward_sm90.cu, FORM_FOLD_STATS with
- * 2-4 column tiles) modelled on the host, against float64: a row's mean and rstd from
+ * several column tiles) modelled on the host, against float64: a row's mean and rstd from
  * tn column tiles, tile jn summing the 64-wide K slices kt with kt % tn == jn, each of a
  * row's 8 threads one 8-value chunk of each slice, sums of deviations from the tile's shift
  * (the mean of its first slice's values), the 8 threads' partials merged by a xor tree,
  * and the tiles' shares merged by chan_merge (split_stats.cuh, the kernel's own code) in
  * the kernel's order: each of two threads merges half of the shares in tile order (the
- * first (tn + 1) / 2, the rest), then the first takes in the second's. What the model cannot show (the kernel's indexing, the counter, the wait) is
- * for the GPU: the CUDA table's split rows and test_cuda_stats_inside_redo_many_tiles.
- * tn runs 1 to 16 (SPLIT_STATS_MAX_COL_TILES). Rows: spread 2 at means 0, 3 and 1e3; spread 1e-3 (eps dominates); and rows whose whole
- * variance sits in one slice (the shifted sums' worst case). */
+ * first (tn + 1) / 2, then the rest), and the first takes in the second's. What the model
+ * cannot show (the kernel's indexing, the counter, the wait) is for the GPU: the CUDA
+ * table's split rows and test_cuda_stats_inside_redo_many_tiles. tn runs 1 to 16, beyond
+ * what the kernel takes (SPLIT_STATS_MAX_COL_TILES). Rows: spread 2 at means 0, 3 and 1e3;
+ * spread 1e-3 (eps dominates); and rows whose whole variance sits in one slice (the
+ * shifted sums' worst case). */
 #include <cmath>
 #include <cstdio>
 #include <vector>
