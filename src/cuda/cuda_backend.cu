@@ -284,7 +284,7 @@ static lnl_status forward(const lnl_fwd_args *a) {
          * 0.081-0.082 vs 0.095-0.097. With fewer tiles the pre-pass, spread over the whole
          * GPU, won: 0.089-0.092 vs 0.082 at 8192,4096,256 (64 tiles) with the first version
          * of the in-kernel statistics (docs/results/cuda/2026-12-01-stats-inside).
-         * The split statistics extend it to 2-4 columns of tiles (N <= 1024) at large K,
+         * The split statistics extend it to 2-8 columns of tiles (N <= 2048) at large K,
          * which share each row's statistics (fused_forward_sm90.cu), in the workspace
          * fwd_carve set aside for them. */
         const bool stats_inside = fold && LNL_SM90_STATS_INSIDE &&

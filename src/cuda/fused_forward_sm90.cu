@@ -999,7 +999,7 @@ static int pick_bn(int64_t N) { return N <= 128 ? 128 : 256; }
  * call (a call given too small a workspace fails with WORKSPACE_TOO_SMALL). */
 static int64_t split_stats_min_k() { return env_int64("LNL_CUDA_SPLIT_STATS_MIN_K", 4096); }
 
-/* With one column of tiles, or (split statistics) up to four. Every column's CTAs
+/* With one column of tiles, or (split statistics) up to eight. Every column's CTAs
  * computing all of their rows' statistics slowed the main loop where the GEMM is
  * compute-bound: bf16 FUSED forward ms, H200, statistics inside at every N vs the
  * pre-pass (lnl-bench, docs/results/cuda/2026-12-01-session6): 8192,4096,4096 0.537-0.564

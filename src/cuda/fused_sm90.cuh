@@ -64,8 +64,8 @@ struct sm90_fold {
 };
 /* Whether the GEMM kernel can compute the rows' statistics itself: N fits one column of
  * tiles, where each tile's CTA reads whole rows of x, or (split statistics, K large
- * enough; see fused_forward_sm90.cu) at most four, which then share the work and merge
- * their shares. */
+ * enough; see fused_forward_sm90.cu) at most SPLIT_STATS_MAX_COL_TILES, which then share
+ * the work and merge their shares. */
 bool fused_forward_sm90_stats_inside(int64_t K, int64_t N);
 /* The split statistics' counters (rows of tiles) for an M x K x N problem; 0 when the
  * statistics inside need none (one column of tiles) or are not taken. */
@@ -73,7 +73,10 @@ int64_t fused_forward_sm90_split_rows(int64_t M, int64_t K, int64_t N);
 /* ... and the column tiles that share a row's statistics (0 likewise): split_part holds
  * M x this many shares */
 int64_t fused_forward_sm90_split_cols(int64_t K, int64_t N);
-constexpr int SPLIT_STATS_MAX_COL_TILES = 4;
+/* Session 25 (docs/results/cuda/2026-12-03-session25): up to 8 column tiles gained 5-6% at
+ * 8192,4096,2048 (back to back at the power cap and in lnl-bench); 16 were 1.4-2.2% slower
+ * at 8192,4096,4096 at the cap (and 4-6% faster in lnl-bench's short runs): not taken. */
+constexpr int SPLIT_STATS_MAX_COL_TILES = 8;
 /* One launch (fold_weight.cu): the folded weight and {c, d} from W, gamma, beta and the
  * bias, and, for the first stats_rows rows of x, mean and rstd (stats_rows = 0: none,
  * for the in-kernel statistics, or for K > fold_prep_max_stats_k(), where the caller
