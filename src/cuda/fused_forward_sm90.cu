@@ -512,9 +512,8 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         /* STATS with tn > 1 column tiles (split statistics): each tile has written its
          * share of its rows' statistics to spart; the CTA counts itself in once all its
          * consumer threads' stores are fenced, waits for the other tn - 1 tiles of its
-         * row of tiles (consecutive tiles, in the same round of the grid), and each row's
-         * thread with chunk 0 merges the tn shares in tile order with Chan's formula
-         * (bitwise repeatable). The tile with jn == 0 writes mean/rstd and the off-centre
+         * row of tiles (consecutive tiles, in the same round of the grid), and the shares
+         * are merged with Chan's formula in a fixed order (bitwise repeatable; below). The tile with jn == 0 writes mean/rstd and the off-centre
          * flag, as the single tile does with tn == 1. No deadlock: a tile publishes its
          * share before it waits, so a CTA waits only on tiles of its own round, which
          * every CTA of the persistent grid (all resident) reaches without waiting on a
@@ -1015,12 +1014,12 @@ bool fused_forward_sm90_stats_inside(int64_t K, int64_t N) {
     return cols == 1 || (LNL_SM90_SPLIT_STATS && cols <= SPLIT_STATS_MAX_COL_TILES &&
                          K >= split_stats_min_k());
 }
-int64_t fused_forward_sm90_split_rows(int64_t M, int64_t K, int64_t N) {
-    return N > pick_bn(N) && fused_forward_sm90_stats_inside(K, N) ? (M + BM - 1) / BM : 0;
-}
 int64_t fused_forward_sm90_split_cols(int64_t K, int64_t N) {
-    return N > pick_bn(N) && fused_forward_sm90_stats_inside(K, N) ? (N + pick_bn(N) - 1) / pick_bn(N)
-                                                                   : 0;
+    const int64_t cols = (N + pick_bn(N) - 1) / pick_bn(N);
+    return cols > 1 && fused_forward_sm90_stats_inside(K, N) ? cols : 0;
+}
+int64_t fused_forward_sm90_split_rows(int64_t M, int64_t K, int64_t N) {
+    return fused_forward_sm90_split_cols(K, N) ? (M + BM - 1) / BM : 0;
 }
 
 int64_t fused_forward_sm90_tiles(int64_t M, int64_t N) {

@@ -74,8 +74,9 @@ int64_t fused_forward_sm90_split_rows(int64_t M, int64_t K, int64_t N);
  * M x this many shares */
 int64_t fused_forward_sm90_split_cols(int64_t K, int64_t N);
 /* Session 25 (docs/results/cuda/2026-12-03-session25): up to 8 column tiles gained 5-6% at
- * 8192,4096,2048 (back to back at the power cap and in lnl-bench); 16 were 1.4-2.2% slower
- * at 8192,4096,4096 at the cap (and 4-6% faster in lnl-bench's short runs): not taken. */
+ * 8192,4096,2048 against 4 with the same merge, and 4.9% against session 24's library
+ * (back to back at the power cap; lnl-bench agrees); 16 were 1.4-2.2% slower at
+ * 8192,4096,4096 at the cap (4-6% faster in lnl-bench's short runs): not taken. */
 constexpr int SPLIT_STATS_MAX_COL_TILES = 8;
 /* One launch (fold_weight.cu): the folded weight and {c, d} from W, gamma, beta and the
  * bias, and, for the first stats_rows rows of x, mean and rstd (stats_rows = 0: none,

@@ -128,8 +128,8 @@ static const shape_t shapes[] = {
      * grid of 132, two rounds), five slices, the last of 8 columns, 1e3 rows (the
      * transform form's redo) and no bias. With at most 4 column tiles sharing (before
      * session 25) all took the pre-pass. Only the smallest is in the quick set: with
-     * 2200,200,1990 there, racecheck's bf16 and f16 steps of tests/gpu/run.sh passed their
-     * 480 s (400 s before it; session 25). */
+     * 2200,200,1990 there, racecheck's bf16 and f16 steps of tests/gpu/run.sh ran past
+     * their 480 s limit (400 s before it; session 25). */
     {1664, 72, 1990, 0, 0, F_QUICK | F_HOPPER | F_SPLIT},
     {2200, 200, 1990, 0, 0, F_HOPPER | F_SPLIT},
     {4200, 264, 1300, 1, NULL_LB, F_HOPPER | F_SPLIT},
