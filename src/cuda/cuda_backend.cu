@@ -2,6 +2,7 @@
  * checks, workspace sizing and carving, and the order of kernels and cuBLASLt
  * calls for each strategy. Everything is queued on a->p.stream; nothing syncs. */
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 
 #include "cuda_common.cuh"
@@ -51,6 +52,13 @@ lnl_status device_query(device_info *d) {
         }
     }
     return LNL_STATUS_SUCCESS;
+}
+
+int64_t env_int64(const char *name, int64_t fallback) {
+    const char *e = getenv(name);
+    char *end = nullptr;
+    const long long k = e && *e ? strtoll(e, &end, 10) : -1;
+    return k >= 0 && end && *end == '\0' ? (int64_t)k : fallback;
 }
 
 /* FUSED's float32 forward of problems past the tiny class (M*K*N > 2^24) in the epilogue

@@ -107,6 +107,9 @@ struct device_info {
     size_t max_smem_optin;
 };
 lnl_status device_query(device_info *d);
+/* A non-negative integer from the environment, or `fallback` when unset or malformed:
+ * the LNL_CUDA_* overrides, read on each call, for tests and timing (like LNL_CPU_ISA). */
+int64_t env_int64(const char *name, int64_t fallback);
 
 /* -DLNL_PDL=0 (timing only): every kernel launched the ordinary way. */
 #ifndef LNL_PDL

@@ -13,25 +13,26 @@
  * multiplied by |mean| / std (bench/epilogue_form_numerics.py: y's error 0.5 instead of
  * 2e-3 at row means of 1e3).
  *
- * Up to K = fold_prep_max_stats_k(), one launch does both, one warp per row: the warps
- * of a persistent grid walk the rows of x (statistics) and then those of W (folding)
+ * Up to K = fold_prep_max_stats_k() (8192), one launch does both. Up to K = 2048, a
+ * warp a row (fold_prep_kernel): the warps of a persistent grid walk the rows of x (statistics) and then those of W (folding)
  * as one list, so the two jobs share the GPU instead of following each other, and no
  * block waits at a barrier. Each lane loads all of its 16-byte chunks of a row before
  * it uses any; the sums are warp shuffles in a fixed order (deterministic). Where rows
  * are short that is what the two kernels before it lacked, a block a row each: a block
  * finished its row and the memory idled until the next wave of blocks was resident
  * (H200, bf16, profile_cuda.py, session 7 call 2: 0.009 ms at 8192,768,3072 against
- * 0.0055 + 0.011). Longer rows fold with a block a row (fold_weight_kernel) and take
- * their statistics from launch_ln_forward (the caller), as before.
+ * 0.0055 + 0.011). Longer rows, up to K = 8192, a block a row (fold_prep_block_kernel).
+ * Longer still fold with a block a row (fold_weight_kernel) and take their statistics
+ * from launch_ln_forward (the caller).
  *
  * cd holds {c[n], d[n]} pairs; its pairs past N up to fold_cd_columns(N) are zero, since
  * the epilogue reads a whole tile's pairs, two columns' as 16 bytes.
  *
  * Rows too far off centre for the epilogue form (|mean| * rstd > FOLD_MAX_MEAN_RSTD):
- * each block of the warp kernel writes into block_flags[block] whether one of its rows
+ * each block of the prep kernels writes into block_flags[block] whether one of its rows
  * is, every call, so no flag needs clearing first (a cleared flag set by other blocks of
  * the same launch would race with the clearing). The GEMM kernel reads the grid's
- * block_flags. Both kernels clear off_centre, the word the GEMM kernel sets (for the
+ * block_flags. Every prep kernel clears off_centre, the word the GEMM kernel sets (for the
  * transform form, which then redoes the call), and launch_ln_forward's statistics set
  * when they follow. */
 #include <atomic>
@@ -235,33 +236,183 @@ fold_weight_kernel(const T *__restrict__ W, const T *__restrict__ gamma, const T
     if (threadIdx.x == 0) block_flags[blockIdx.x] = overflow ? 1 : 0;
 }
 
+/* Rows longer than the warp kernel holds (K > PREP_WARP_MAX_K), up to PREP_BLOCK_MAX_K:
+ * the same list of rows (x's, then W's), a block of PREP_BLOCK_THREADS a row, CPT chunks a
+ * thread, its sums block-wide in a fixed order (deterministic). Before session 26 these
+ * rows took two launches, the folding (fold_weight_kernel) and then launch_ln_forward's
+ * statistics, each reading at ~2.6-2.9 TB/s with a block a row: 22 + 25 us at
+ * 8192,4096,4096 (torch.profiler, session 24). Here one persistent grid walks both, each
+ * block issuing the loads of its next row before the sums of this one, so that its
+ * barriers do not leave it with nothing in flight. */
+constexpr int PREP_BLOCK_THREADS = 128;
+constexpr int64_t PREP_WARP_MAX_K = 2048, PREP_BLOCK_MAX_K = 8192;
+
+/* Chunk threadIdx.x + i * PREP_BLOCK_THREADS of a row (zeros past its end or when !in). */
+template <typename T, int CPT>
+__device__ __forceinline__ void load_row_chunks(const T *row, int64_t nchunks, bool in,
+                                                uint4 (&v)[CPT]) {
+#pragma unroll
+    for (int i = 0; i < CPT; i++) {
+        const int64_t c = threadIdx.x + (int64_t)i * PREP_BLOCK_THREADS;
+        v[i] = ldg16_or0(row, 8 * c, in && c < nchunks);
+    }
+}
+
+/* A row of x's mean and rstd from its chunks in registers (as stats_row: two passes about
+ * the row's first element x0, each sum in two interleaved partials). Returns whether the
+ * row is off centre (the same in every thread). */
+template <typename T, int CPT>
+__device__ __forceinline__ bool stats_row_block(const uint4 (&v)[CPT], float x0, int64_t nchunks,
+                                                int64_t K, float eps, float *mean, float *rstd,
+                                                float2 *red) {
+    float s[2] = {0.f, 0.f};
+#pragma unroll
+    for (int i = 0; i < CPT; i++) {
+        if (threadIdx.x + (int64_t)i * PREP_BLOCK_THREADS >= nchunks) continue;
+        float f[8];
+        chunk_to_f<T>(v[i], f);
+#pragma unroll
+        for (int j = 0; j < 8; j++) s[j & 1] += f[j] - x0;
+    }
+    const float dm = block_sum(s[0] + s[1], (float *)red) / (float)K;
+    float ss[2] = {0.f, 0.f};
+#pragma unroll
+    for (int i = 0; i < CPT; i++) {
+        if (threadIdx.x + (int64_t)i * PREP_BLOCK_THREADS >= nchunks) continue;
+        float f[8];
+        chunk_to_f<T>(v[i], f);
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const float e = (f[j] - x0) - dm;
+            ss[j & 1] = fmaf(e, e, ss[j & 1]);
+        }
+    }
+    const float var = block_sum(ss[0] + ss[1], (float *)red) / (float)K;
+    const float mu = x0 + dm, rs = 1.f / sqrtf(var + eps);
+    if (threadIdx.x == 0) {
+        *mean = mu;
+        *rstd = rs;
+    }
+    return off_centre_row(mu, rs);
+}
+
+/* A row n of W from its chunks in registers: its W' row and {c, d}. Returns whether one
+ * of this thread's W' overflowed. */
+template <typename T, int CPT>
+__device__ __forceinline__ bool fold_row_block(const uint4 (&w)[CPT], const T *__restrict__ gamma,
+                                               const T *__restrict__ beta, const T *__restrict__ bias,
+                                               T *__restrict__ fr, float *__restrict__ cdn, int64_t n,
+                                               int64_t nchunks, float2 *red) {
+    float c = 0.f, d = 0.f;
+    bool overflow = false;
+#pragma unroll
+    for (int i = 0; i < CPT; i++) {
+        const int64_t k = threadIdx.x + (int64_t)i * PREP_BLOCK_THREADS;
+        if (k >= nchunks) continue;
+        *(uint4 *)(fr + 8 * k) = fold_chunk<T>(w[i], ldg16_or0(gamma, 8 * k, true),
+                                               ldg16_or0(beta, 8 * k, true), gamma, beta, c, d,
+                                               overflow);
+    }
+    const float2 t = block_sum2(c, d, red);
+    if (threadIdx.x == 0) {
+        cdn[0] = t.x;
+        cdn[1] = t.y + (bias ? to_f(bias[n]) : 0.f);
+    }
+    return overflow;
+}
+
+template <typename T, int CPT>
+__global__ void __launch_bounds__(PREP_BLOCK_THREADS)
+fold_prep_block_kernel(const T *__restrict__ x, float *__restrict__ mean, float *__restrict__ rstd,
+                       int64_t stats_rows, float eps, const T *__restrict__ W,
+                       const T *__restrict__ gamma, const T *__restrict__ beta,
+                       const T *__restrict__ bias, T *__restrict__ wfold, float *__restrict__ cd,
+                       int *__restrict__ off_centre, int *__restrict__ block_flags, int64_t N,
+                       int64_t K) {
+    __shared__ float2 red[32];
+    pdl_launch_dependents(); /* as fold_prep_kernel */
+    const int64_t rows = stats_rows + N, nchunks = K / 8;
+    if (blockIdx.x == 0) clear_flag_and_pad(off_centre, cd, N);
+    auto row_of = [&](int64_t r) { return r < stats_rows ? x + r * K : W + (r - stats_rows) * K; };
+    /* x0: the first element of a row of x (the statistics' shift), loaded with its chunks */
+    auto first_of = [&](int64_t r) { return r < stats_rows ? to_f(__ldg(x + r * K)) : 0.f; };
+    int64_t r = blockIdx.x;
+    uint4 v[CPT];
+    load_row_chunks<T, CPT>(row_of(r), nchunks, r < rows, v);
+    float x0 = r < rows ? first_of(r) : 0.f;
+    bool off = false;
+    for (; r < rows; r += gridDim.x) {
+        const int64_t rn = r + gridDim.x;
+        uint4 nv[CPT];
+        load_row_chunks<T, CPT>(row_of(rn), nchunks, rn < rows, nv);
+        const float nx0 = rn < rows ? first_of(rn) : 0.f;
+        if (r < stats_rows) { /* the same branch in every thread: r is the block's */
+            off |= stats_row_block<T, CPT>(v, x0, nchunks, K, eps, mean + r, rstd + r, red);
+        } else {
+            const int64_t n = r - stats_rows;
+            off |= fold_row_block<T, CPT>(v, gamma, beta, bias, wfold + n * K, cd + 2 * n, n,
+                                          nchunks, red);
+        }
+#pragma unroll
+        for (int i = 0; i < CPT; i++) v[i] = nv[i];
+        x0 = nx0;
+    }
+    off = __syncthreads_or(off);
+    if (threadIdx.x == 0) block_flags[blockIdx.x] = off ? 1 : 0;
+}
+
+/* Blocks an SM of a prep kernel, asked once per device; cache: the kernel's own (racing
+ * callers store the same value). */
+template <typename Kernel>
+int blocks_per_sm(std::atomic<int> (&cache)[64], Kernel k, int threads, const device_info &d) {
+    std::atomic<int> *slot = d.device >= 0 && d.device < 64 ? &cache[d.device] : nullptr;
+    int occ = slot ? slot->load(std::memory_order_relaxed) : 0;
+    if (occ > 0) return occ;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k, threads, 0) != cudaSuccess ||
+        occ <= 0) {
+        (void)cudaGetLastError();
+        return 1;
+    }
+    if (slot) slot->store(occ, std::memory_order_relaxed);
+    return occ;
+}
+
+/* A persistent grid for rows_per_block rows a block (a warp's or a block's each): no more
+ * blocks than the rows need, than are resident at once, or than block_flags has words. */
+template <typename Kernel>
+unsigned prep_grid(std::atomic<int> (&cache)[64], Kernel k, int threads, int64_t rows,
+                   int rows_per_block, const device_info &d) {
+    const int64_t want = std::min<int64_t>((rows + rows_per_block - 1) / rows_per_block,
+                                           (int64_t)blocks_per_sm(cache, k, threads, d) * d.sm_count);
+    return (unsigned)std::max<int64_t>(1, std::min<int64_t>(want, FOLD_PREP_MAX_BLOCKS));
+}
+
 template <typename T, int CPL>
 cudaError_t launch_prep(const T *x, float *mean, float *rstd, int64_t stats_rows, float eps,
                         const T *W, const T *gamma, const T *beta, const T *bias, T *wfold,
                         float *cd, int *off_centre, int *block_flags, int64_t N, int64_t K,
                         const device_info &d, cudaStream_t s, int *blocks) {
-    /* blocks an SM, asked once per device (racing callers store the same value) */
-    static std::atomic<int> occ_cache[64];
-    std::atomic<int> *slot = d.device >= 0 && d.device < 64 ? &occ_cache[d.device] : nullptr;
-    int occ = slot ? slot->load(std::memory_order_relaxed) : 0;
-    if (occ <= 0) {
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, fold_prep_kernel<T, CPL>,
-                                                          PREP_THREADS, 0) != cudaSuccess ||
-            occ <= 0) {
-            (void)cudaGetLastError();
-            occ = 1;
-        } else if (slot) {
-            slot->store(occ, std::memory_order_relaxed);
-        }
-    }
-    const int64_t rows = stats_rows + N;
-    const int64_t want = std::min<int64_t>((rows + PREP_WARPS - 1) / PREP_WARPS,
-                                           (int64_t)occ * d.sm_count);
-    const unsigned grid =
-        (unsigned)std::max<int64_t>(1, std::min<int64_t>(want, FOLD_PREP_MAX_BLOCKS));
+    static std::atomic<int> occ[64];
+    const unsigned grid = prep_grid(occ, fold_prep_kernel<T, CPL>, PREP_THREADS, stats_rows + N,
+                                    PREP_WARPS, d);
     fold_prep_kernel<T, CPL><<<grid, PREP_THREADS, 0, s>>>(x, mean, rstd, stats_rows, eps, W, gamma,
                                                           beta, bias, wfold, cd, off_centre,
                                                           block_flags, N, K);
+    *blocks = (int)grid;
+    return cudaGetLastError();
+}
+
+template <typename T, int CPT>
+cudaError_t launch_prep_block(const T *x, float *mean, float *rstd, int64_t stats_rows, float eps,
+                              const T *W, const T *gamma, const T *beta, const T *bias, T *wfold,
+                              float *cd, int *off_centre, int *block_flags, int64_t N, int64_t K,
+                              const device_info &d, cudaStream_t s, int *blocks) {
+    static std::atomic<int> occ[64];
+    const unsigned grid = prep_grid(occ, fold_prep_block_kernel<T, CPT>, PREP_BLOCK_THREADS,
+                                    stats_rows + N, 1, d);
+    fold_prep_block_kernel<T, CPT><<<grid, PREP_BLOCK_THREADS, 0, s>>>(
+        x, mean, rstd, stats_rows, eps, W, gamma, beta, bias, wfold, cd, off_centre, block_flags,
+        N, K);
     *blocks = (int)grid;
     return cudaGetLastError();
 }
@@ -281,14 +432,16 @@ cudaError_t launch_prep_t(const T *x, float *mean, float *rstd, int64_t stats_ro
         *blocks = (int)grid;
         return cudaGetLastError();
     }
-#define LNL_PREP(CPL)                                                                          \
-    return launch_prep<T, CPL>(x, mean, rstd, stats_rows, eps, W, gamma, beta, bias, wfold, cd, \
-                               off_centre, block_flags, N, K, d, s, blocks)
-    /* the fewest chunks a lane that hold a row */
-    if (nchunks <= 32) LNL_PREP(1);
-    if (nchunks <= 64) LNL_PREP(2);
-    if (nchunks <= 128) LNL_PREP(4);
-    LNL_PREP(8);
+#define LNL_PREP(F, C)                                                                         \
+    return F<T, C>(x, mean, rstd, stats_rows, eps, W, gamma, beta, bias, wfold, cd, off_centre, \
+                   block_flags, N, K, d, s, blocks)
+    /* the fewest chunks a lane, or a thread of a block a row, that hold a row */
+    if (nchunks <= 32) LNL_PREP(launch_prep, 1);
+    if (nchunks <= 64) LNL_PREP(launch_prep, 2);
+    if (nchunks <= 128) LNL_PREP(launch_prep, 4);
+    if (K <= PREP_WARP_MAX_K) LNL_PREP(launch_prep, 8);
+    if (nchunks <= 4 * PREP_BLOCK_THREADS) LNL_PREP(launch_prep_block, 4);
+    LNL_PREP(launch_prep_block, 8);
 #undef LNL_PREP
 }
 
@@ -302,11 +455,15 @@ cudaError_t launch_prep_t(const T *x, float *mean, float *rstd, int64_t stats_ro
  *    16384,2048,1024 (lnl-bench, call 3, -DLNL_FOLD_PREP_MAX_K=1024 for the other);
  *  - up to 16 chunks a lane (K = 4096: 122 registers, two blocks an SM) it was slower:
  *    0.051 vs 0.019 + 0.025 ms at 8192,4096,4096, and at K = 8192 the folding alone in
- *    two pieces of 16 chunks took 0.033 vs 0.011 ms (16384,8192,1024; call 2). */
-#ifndef LNL_FOLD_PREP_MAX_K
-#define LNL_FOLD_PREP_MAX_K 2048
-#endif
-int64_t fold_prep_max_stats_k() { return LNL_FOLD_PREP_MAX_K; }
+ *    two pieces of 16 chunks took 0.033 vs 0.011 ms (16384,8192,1024; call 2).
+ * The block kernel (K up to 8192) replaced the folding kernel and launch_ln_forward's
+ * statistics there (session 26; figures in the notes of fold_prep_block_kernel).
+ * LNL_CUDA_FOLD_PREP_MAX_K=k (read on each call, for tests and timing) takes the block
+ * kernel only up to K = k (at most 8192; 2048 or less: never, the two launches as before). */
+int64_t fold_prep_max_stats_k() {
+    return std::max(PREP_WARP_MAX_K,
+                    std::min(PREP_BLOCK_MAX_K, env_int64("LNL_CUDA_FOLD_PREP_MAX_K", PREP_BLOCK_MAX_K)));
+}
 
 cudaError_t launch_fold_prep(lnl_dtype dt, const void *x, float *mean, float *rstd,
                              int64_t stats_rows, float eps, const void *W, const void *gamma,

@@ -10,7 +10,7 @@
  *    operands in shared memory. A stage is released on its "empty" mbarrier once both
  *    consumers' wgmma groups on it are done.
  * LN(x) never reaches global memory. mean/rstd come from a pre-pass (launch_fold_prep,
- * in the same launch as the weight folding where K <= 2048, else launch_ln_forward), or
+ * in the same launch as the weight folding where K <= 8192, else launch_ln_forward), or
  * from the kernel itself where N <= 4 BN (below; with several column tiles each sums a
  * share of the K slices and they merge their shares); y goes out through per-warp staging
  * buffers in shared memory (stmatrix) and TMA stores. Two forms of the same kernel:
@@ -54,7 +54,6 @@
  * columns of the weight are zero, so whatever LN makes of the padded x columns
  * contributes exactly 0 (gamma and beta are taken as 0 there, so nothing is read past
  * K); rows past M and columns past N are computed but never stored. */
-#include <cstdlib>
 
 #include "cuda_common.cuh"
 #include "fused_sm90.cuh"
@@ -106,14 +105,6 @@ static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= 168 * THREADS,
 #define LNL_SM90_PINGPONG 1
 #endif
 constexpr int64_t PINGPONG_MAX_K = 0;
-/* A non-negative integer from the environment, or `fallback` when unset or malformed:
- * the overrides below, read on each call, for tests and timing (like LNL_CPU_ISA). */
-static int64_t env_int64(const char *name, int64_t fallback) {
-    const char *e = getenv(name);
-    char *end = nullptr;
-    const long long k = e && *e ? strtoll(e, &end, 10) : -1;
-    return k >= 0 && end && *end == '\0' ? (int64_t)k : fallback;
-}
 /* LNL_CUDA_PINGPONG_MAX_K=k takes the ping-pong form up to K = k instead (0: never), so
  * that one build can time both forms at any K (bench/cuda/clocks_ab.py). */
 static bool use_pingpong(int bn, bool stats_inside, int64_t K) {

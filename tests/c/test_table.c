@@ -133,6 +133,16 @@ static const shape_t shapes[] = {
     {1664, 72, 1990, 0, 0, F_QUICK | F_HOPPER | F_SPLIT},
     {2200, 200, 1990, 0, 0, F_HOPPER | F_SPLIT},
     {4200, 264, 1300, 1, NULL_LB, F_HOPPER | F_SPLIT},
+    /* The Hopper forward's pre-pass for rows of 2049 to 8192 elements: one launch, a block
+     * a row, folds the weight and computes x's statistics (fold_weight.cu, session 26).
+     * K = 2056 is 257 chunks (a thread of 128 holds three, the others two); 1100,2056,300
+     * has 1e3 rows, which the block flags send to the transform form; K = 8200 (past the
+     * block kernel) takes the folding kernel and launch_ln_forward's statistics. Not in
+     * the quick set: tests/gpu/run.sh's racecheck steps are near their limit (session 26's
+     * device call ran the sanitizers on these rows). */
+    {130, 2056, 264, 0, NULL_LNB, F_HOPPER},
+    {1100, 2056, 300, 1, 0, F_HOPPER},
+    {260, 8200, 136, 0, NULL_LNW, F_HOPPER},
     /* Stress: values near the f16 limit must neither overflow the statistics nor the
      * GEMMs (everything accumulates in float32); dy is scaled by 1e2 so that dx
      * (~ 1e2 * rstd ~ 5e-3) stays clear of f16's subnormal range while the true

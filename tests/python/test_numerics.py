@@ -246,12 +246,13 @@ def _overflow_column(x, lnw, w, k0=5):
 # (W * gamma = 9e4) while that column of x sits at its row's mean, so its normalized value,
 # and its share of y, stay small. The fold flags the overflow and the transform form (W
 # itself times LN(x)) redoes the call. One shape a path: the statistics from the fold's
-# launch (K <= 2048) or from launch_ln_forward (K > 2048), and inside the GEMM kernel
-# (N <= 256 on at least 99 tiles) with either fold kernel. Elsewhere than Hopper no
-# weight is folded and the test holds all the same.
+# launch, a warp a row (K <= 2048) or a block a row (K <= 8192), or from launch_ln_forward
+# after the folding kernel (K > 8192), and inside the GEMM kernel (N <= 256 on at least 99
+# tiles) with the warp and the block fold. Elsewhere than Hopper no weight is folded and
+# the test holds all the same.
 @pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
 @pytest.mark.parametrize("shape", [(512, 512, 384), (12800, 512, 200), (512, 2056, 384),
-                                   (12800, 2056, 136)], ids=str)
+                                   (12800, 2056, 136), (512, 8200, 384)], ids=str)
 def test_cuda_f16_folded_weight_overflow(shape):
     M, K, N = shape
     g = torch.Generator().manual_seed(11)
@@ -269,6 +270,41 @@ def test_cuda_f16_folded_weight_overflow(shape):
     y = lnlinear.layernorm_linear(*t, strategy="fused")
     assert torch.isfinite(y).all(), "a W' that overflowed reached y"
     assert_close_to_ref(y, theirs, ref, torch.float16, "y")
+
+
+# From K = 2049 to 8192 the Hopper epilogue form's statistics and folded weight come from one
+# launch, a block a row (fold_weight.cu's fold_prep_block_kernel, session 26, 4 or 8 chunks a
+# thread); LNL_CUDA_FOLD_PREP_MAX_K=0 takes the two launches it replaced there (the folding
+# kernel, then launch_ln_forward's statistics), which still serve K > 8192. Either way every
+# row's statistics and y must come out right, with row M / 2 off centre (1e3 + ...), which
+# the block kernel reports through its block's flag (the two launches set the word itself)
+# and the transform form then redoes. Shapes: K = 4096 (CPT 4, 8 blocks an SM) with N = 520
+# (three column tiles on 9 x 3 tiles: too few for the statistics inside); K = 8192 (CPT 8);
+# K = 2056, one chunk past the warp kernel (257 chunks: one thread of 128 holds three).
+@pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
+@pytest.mark.parametrize("prep", ["block", "two_launches"])
+@pytest.mark.parametrize("shape", [(1100, 4096, 520), (700, 8192, 300), (300, 2056, 264)], ids=str)
+def test_cuda_fold_prep_long_rows(prep, shape, monkeypatch):
+    if prep == "two_launches":
+        monkeypatch.setenv("LNL_CUDA_FOLD_PREP_MAX_K", "0")
+    M, K, N = shape
+    g = torch.Generator().manual_seed(17)
+    x = 3 + 2 * torch.randn(M, K, generator=g, dtype=torch.float64)
+    x[M // 2] += 1e3
+    lnw = 0.5 + torch.rand(K, generator=g, dtype=torch.float64)
+    lnb = 0.1 * torch.randn(K, generator=g, dtype=torch.float64)
+    w = torch.randn(N, K, generator=g, dtype=torch.float64) / K ** 0.5
+    b = 0.1 * torch.randn(N, generator=g, dtype=torch.float64)
+    t = [v.to("cuda", torch.bfloat16) for v in (x, lnw, lnb, w, b)]
+    y, mean, rstd = _fused_forward_into_nan(*t)
+    assert torch.isfinite(y).all() and torch.isfinite(mean).all() and torch.isfinite(rstd).all()
+    xd = t[0].double()
+    ref_mean = xd.mean(1)
+    ref_rstd = (xd.var(1, unbiased=False) + 1e-5).rsqrt()
+    assert torch.allclose(mean.double(), ref_mean, rtol=1e-5, atol=1e-5 * ref_rstd.reciprocal().max())
+    assert torch.allclose(rstd.double(), ref_rstd, rtol=1e-4)
+    ref = torch_forward(*[v.double() for v in t])
+    assert_close_to_ref(y, torch_forward(*t), ref, torch.bfloat16, "y")
 
 
 def _fused_forward_into_nan(x, lnw, lnb, w, b, eps=1e-5):
