@@ -636,7 +636,11 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                      * serialized every wgmma of the kernel (C7518) when this wait sat on
                      * a path it could not prove warp-uniform: *stop read by each lane,
                      * or the wait under `if (lane == 0)`; lane 0's value through a
-                     * shuffle is. */
+                     * shuffle is. The ten C7517 notes ptxas prints for the epilogue forms
+                     * ("warpgroup.wait is injected ... to allow use of registers defined
+                     * by GMMA") are all at this return (the PTX lines they name map to
+                     * it; session 26): a wait on the way out of an off-centre call, none
+                     * in the main loop. */
                     bulk_wait_all();
                     return;
                 }
