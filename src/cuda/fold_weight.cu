@@ -21,7 +21,7 @@
  * are short that is what the two kernels before it lacked, a block a row each: a block
  * finished its row and the memory idled until the next wave of blocks was resident
  * (H200, bf16, profile_cuda.py, session 7 call 2: 0.009 ms at 8192,768,3072 against
- * 0.0055 + 0.011). Longer rows, up to K = 8192, a block a row (fold_prep_block_kernel).
+ * 0.0055 + 0.011). Longer rows, up to K = 8192, a block a row.
  * Longer still fold with a block a row (fold_weight_kernel) and take their statistics
  * from launch_ln_forward (the caller).
  *
@@ -43,7 +43,7 @@
 namespace lnl {
 namespace {
 
-constexpr int PREP_THREADS = 256, PREP_WARPS = PREP_THREADS / 32;
+constexpr int PREP_THREADS = 256; /* the warp kernel's block: eight rows at a time */
 
 /* The 8 values of a 16-byte chunk as float. */
 template <typename T> __device__ __forceinline__ void chunk_to_f(const uint4 &u, float (&f)[8]) {
@@ -93,34 +93,65 @@ __device__ __forceinline__ void clear_flag_and_pad(int *off_centre, float *cd, i
     for (int64_t n = N + threadIdx.x; n < padded; n += blockDim.x) cd[2 * n] = cd[2 * n + 1] = 0.f;
 }
 
-/* Row r of x (all of its chunks in the lane's registers): mean and rstd from two passes
- * over the registers, the sums taken about the row's first element so that a row like
- * 1e3 + randn keeps float32 precision (as launch_ln_forward), each in two interleaved
- * partial sums (half the dependency chain). Returns whether the row is off centre (the
- * same on every lane). */
-template <typename T, int CPL>
-__device__ __forceinline__ bool stats_row(const T *__restrict__ xr, int64_t nchunks, int64_t K,
-                                          float eps, float *mean, float *rstd, int lane) {
-    uint4 v[CPL];
+/* The prep kernel: the list of rows (x's, then W's) walked by groups of G threads, a row
+ * a group: a warp (G = 32, eight a block) up to K = PREP_WARP_MAX_K, or a block of 128
+ * (G = 128) up to PREP_BLOCK_MAX_K. Thread t of a group holds chunks t + G i, i < CPL, of
+ * its row in registers; its sums are in a fixed order (deterministic): shuffles within the
+ * warp, then, for a block, across its warps through shared memory.
+ *
+ * Each group issues the loads of its next row before the sums of this one, so that the
+ * memory has work while the group reduces (and, in a block, waits at its barriers). Before
+ * session 26 the warp kernel loaded each row only once it had finished the one before:
+ * 9.2 us at 8192,768,3072 (~2.3 TB/s; torch.profiler, session 24); and rows of more than
+ * 2048 elements took two launches, the folding (fold_weight_kernel) and then
+ * launch_ln_forward's statistics, each a block a row at ~2.6-2.9 TB/s: 22 + 25 us at
+ * 8192,4096,4096. */
+constexpr int PREP_BLOCK_THREADS = 128;
+constexpr int64_t PREP_WARP_MAX_K = 2048, PREP_BLOCK_MAX_K = 8192;
+template <int G> __host__ __device__ constexpr int prep_threads() { return G == 32 ? PREP_THREADS : G; }
+
+template <int G> __device__ __forceinline__ float group_sum(float v, float2 *red) {
+    if constexpr (G == 32) return warp_sum(v);
+    else return block_sum(v, (float *)red);
+}
+template <int G> __device__ __forceinline__ float2 group_sum2(float a, float b, float2 *red) {
+    if constexpr (G == 32) return warp_sum(make_float2(a, b));
+    else return block_sum2(a, b, red);
+}
+
+/* Thread t's chunks of a row (zeros past its end, or all zeros when !in). */
+template <typename T, int CPL, int G>
+__device__ __forceinline__ void load_row_chunks(const T *row, int64_t nchunks, bool in, int t,
+                                                uint4 (&v)[CPL]) {
 #pragma unroll
-    for (int i = 0; i < CPL; i++) v[i] = ldg16_or0(xr, 8 * (lane + 32 * i), lane + 32 * i < nchunks);
-    float f0[8];
-    chunk_to_f<T>(v[0], f0);
-    const float x0 = __shfl_sync(0xffffffffu, f0[0], 0);
+    for (int i = 0; i < CPL; i++) {
+        const int64_t c = t + (int64_t)G * i;
+        v[i] = ldg16_or0(row, 8 * c, in && c < nchunks);
+    }
+}
+
+/* A row of x's mean and rstd from its chunks in registers: two passes over them, the sums
+ * taken about the row's first element x0 so that a row like 1e3 + randn keeps float32
+ * precision (as launch_ln_forward), each in two interleaved partial sums (half the
+ * dependency chain). Returns whether the row is off centre (the same in every thread). */
+template <typename T, int CPL, int G>
+__device__ __forceinline__ bool stats_row(const uint4 (&v)[CPL], float x0, int t, int64_t nchunks,
+                                          int64_t K, float eps, float *mean, float *rstd,
+                                          float2 *red) {
     float s[2] = {0.f, 0.f};
 #pragma unroll
     for (int i = 0; i < CPL; i++) {
-        if (lane + 32 * i >= nchunks) continue;
+        if (t + (int64_t)G * i >= nchunks) continue;
         float f[8];
         chunk_to_f<T>(v[i], f);
 #pragma unroll
         for (int j = 0; j < 8; j++) s[j & 1] += f[j] - x0;
     }
-    const float dm = warp_sum(s[0] + s[1]) / (float)K;
+    const float dm = group_sum<G>(s[0] + s[1], red) / (float)K;
     float ss[2] = {0.f, 0.f};
 #pragma unroll
     for (int i = 0; i < CPL; i++) {
-        if (lane + 32 * i >= nchunks) continue;
+        if (t + (int64_t)G * i >= nchunks) continue;
         float f[8];
         chunk_to_f<T>(v[i], f);
 #pragma unroll
@@ -129,68 +160,78 @@ __device__ __forceinline__ bool stats_row(const T *__restrict__ xr, int64_t nchu
             ss[j & 1] = fmaf(e, e, ss[j & 1]);
         }
     }
-    const float var = warp_sum(ss[0] + ss[1]) / (float)K;
+    const float var = group_sum<G>(ss[0] + ss[1], red) / (float)K;
     const float mu = x0 + dm, rs = 1.f / sqrtf(var + eps);
-    if (lane == 0) {
+    if (t == 0) {
         *mean = mu;
         *rstd = rs;
     }
     return off_centre_row(mu, rs);
 }
 
-/* Row n of W by one warp (all of its chunks in the lane's registers). Returns whether
- * some W' of the row overflowed (the same on every lane). */
-template <typename T, int CPL>
-__device__ __forceinline__ bool fold_row(const T *__restrict__ wr, const T *__restrict__ gamma,
+/* Row n of W from its chunks in registers: its row of W' and {c, d}. Returns whether one
+ * of this thread's W' overflowed. */
+template <typename T, int CPL, int G>
+__device__ __forceinline__ bool fold_row(const uint4 (&w)[CPL], const T *__restrict__ gamma,
                                          const T *__restrict__ beta, const T *__restrict__ bias,
                                          T *__restrict__ fr, float *__restrict__ cdn, int64_t n,
-                                         int64_t nchunks, int lane) {
-    uint4 w[CPL];
-#pragma unroll
-    for (int i = 0; i < CPL; i++) w[i] = ldg16_or0(wr, 8 * (lane + 32 * i), lane + 32 * i < nchunks);
+                                         int t, int64_t nchunks, float2 *red) {
     float c = 0.f, d = 0.f;
     bool overflow = false;
 #pragma unroll
     for (int i = 0; i < CPL; i++) {
-        const int64_t k = lane + 32 * i;
+        const int64_t k = t + (int64_t)G * i;
         if (k >= nchunks) continue;
         /* gamma and beta: the same few KB for every row, from L1 */
         *(uint4 *)(fr + 8 * k) = fold_chunk<T>(w[i], ldg16_or0(gamma, 8 * k, true),
                                                ldg16_or0(beta, 8 * k, true), gamma, beta, c, d,
                                                overflow);
     }
-    c = warp_sum(c);
-    d = warp_sum(d);
-    if (lane == 0) {
-        cdn[0] = c;
-        cdn[1] = d + (bias ? to_f(bias[n]) : 0.f);
+    const float2 cs = group_sum2<G>(c, d, red);
+    if (t == 0) {
+        cdn[0] = cs.x;
+        cdn[1] = cs.y + (bias ? to_f(bias[n]) : 0.f);
     }
-    return __any_sync(0xffffffffu, overflow);
+    return overflow;
 }
 
-/* Rows [0, stats_rows) of the list are x's, the next N are W's. */
-template <typename T, int CPL>
-__global__ void __launch_bounds__(PREP_THREADS)
+template <typename T, int CPL, int G>
+__global__ void __launch_bounds__(prep_threads<G>())
 fold_prep_kernel(const T *__restrict__ x, float *__restrict__ mean, float *__restrict__ rstd,
                  int64_t stats_rows, float eps, const T *__restrict__ W,
                  const T *__restrict__ gamma, const T *__restrict__ beta,
                  const T *__restrict__ bias, T *__restrict__ wfold, float *__restrict__ cd,
                  int *__restrict__ off_centre, int *__restrict__ block_flags, int64_t N,
                  int64_t K) {
+    __shared__ float2 red[32]; /* the block's sums (G = 128) */
     pdl_launch_dependents(); /* the GEMM kernel behind may be set up now; it waits for us */
-    const int lane = threadIdx.x % 32;
-    const int64_t first = (int64_t)blockIdx.x * PREP_WARPS + threadIdx.x / 32;
-    const int64_t warps = (int64_t)gridDim.x * PREP_WARPS, nchunks = K / 8;
+    constexpr int GROUPS = prep_threads<G>() / G;
+    const int t = threadIdx.x % G;
+    const int64_t rows = stats_rows + N, nchunks = K / 8, step = (int64_t)gridDim.x * GROUPS;
     if (blockIdx.x == 0) clear_flag_and_pad(off_centre, cd, N);
+    auto row_of = [&](int64_t r) { return r < stats_rows ? x + r * K : W + (r - stats_rows) * K; };
+    /* x0: the first element of a row of x (the statistics' shift), loaded with its chunks */
+    auto first_of = [&](int64_t r) { return r < stats_rows ? to_f(__ldg(x + r * K)) : 0.f; };
+    int64_t r = (int64_t)blockIdx.x * GROUPS + threadIdx.x / G;
+    uint4 v[CPL];
+    load_row_chunks<T, CPL, G>(row_of(r), nchunks, r < rows, t, v);
+    float x0 = r < rows ? first_of(r) : 0.f;
     bool off = false;
-    for (int64_t r = first; r < stats_rows + N; r += warps) {
-        if (r < stats_rows) {
-            off |= stats_row<T, CPL>(x + r * K, nchunks, K, eps, mean + r, rstd + r, lane);
+    for (; r < rows; r += step) {
+        const int64_t rn = r + step;
+        uint4 nv[CPL];
+        load_row_chunks<T, CPL, G>(row_of(rn), nchunks, rn < rows, t, nv);
+        const float nx0 = rn < rows ? first_of(rn) : 0.f;
+        if (r < stats_rows) { /* the same branch in every thread of the group */
+            off |= stats_row<T, CPL, G>(v, x0, t, nchunks, K, eps, mean + r, rstd + r, red);
         } else {
             const int64_t n = r - stats_rows;
-            off |= fold_row<T, CPL>(W + n * K, gamma, beta, bias, wfold + n * K, cd + 2 * n, n,
-                                    nchunks, lane);
+            off |= fold_row<T, CPL, G>(v, gamma, beta, bias, wfold + n * K, cd + 2 * n, n, t,
+                                       nchunks, red);
         }
+#pragma unroll
+        for (int i = 0; i < CPL; i++) v[i] = nv[i];
+        x0 = nx0;
     }
     off = __syncthreads_or(off);
     if (threadIdx.x == 0) block_flags[blockIdx.x] = off ? 1 : 0;
@@ -236,131 +277,6 @@ fold_weight_kernel(const T *__restrict__ W, const T *__restrict__ gamma, const T
     if (threadIdx.x == 0) block_flags[blockIdx.x] = overflow ? 1 : 0;
 }
 
-/* Rows longer than the warp kernel holds (K > PREP_WARP_MAX_K), up to PREP_BLOCK_MAX_K:
- * the same list of rows (x's, then W's), a block of PREP_BLOCK_THREADS a row, CPT chunks a
- * thread, its sums block-wide in a fixed order (deterministic). Before session 26 these
- * rows took two launches, the folding (fold_weight_kernel) and then launch_ln_forward's
- * statistics, each reading at ~2.6-2.9 TB/s with a block a row: 22 + 25 us at
- * 8192,4096,4096 (torch.profiler, session 24). Here one persistent grid walks both, each
- * block issuing the loads of its next row before the sums of this one, so that its
- * barriers do not leave it with nothing in flight. */
-constexpr int PREP_BLOCK_THREADS = 128;
-constexpr int64_t PREP_WARP_MAX_K = 2048, PREP_BLOCK_MAX_K = 8192;
-
-/* Chunk threadIdx.x + i * PREP_BLOCK_THREADS of a row (zeros past its end or when !in). */
-template <typename T, int CPT>
-__device__ __forceinline__ void load_row_chunks(const T *row, int64_t nchunks, bool in,
-                                                uint4 (&v)[CPT]) {
-#pragma unroll
-    for (int i = 0; i < CPT; i++) {
-        const int64_t c = threadIdx.x + (int64_t)i * PREP_BLOCK_THREADS;
-        v[i] = ldg16_or0(row, 8 * c, in && c < nchunks);
-    }
-}
-
-/* A row of x's mean and rstd from its chunks in registers (as stats_row: two passes about
- * the row's first element x0, each sum in two interleaved partials). Returns whether the
- * row is off centre (the same in every thread). */
-template <typename T, int CPT>
-__device__ __forceinline__ bool stats_row_block(const uint4 (&v)[CPT], float x0, int64_t nchunks,
-                                                int64_t K, float eps, float *mean, float *rstd,
-                                                float2 *red) {
-    float s[2] = {0.f, 0.f};
-#pragma unroll
-    for (int i = 0; i < CPT; i++) {
-        if (threadIdx.x + (int64_t)i * PREP_BLOCK_THREADS >= nchunks) continue;
-        float f[8];
-        chunk_to_f<T>(v[i], f);
-#pragma unroll
-        for (int j = 0; j < 8; j++) s[j & 1] += f[j] - x0;
-    }
-    const float dm = block_sum(s[0] + s[1], (float *)red) / (float)K;
-    float ss[2] = {0.f, 0.f};
-#pragma unroll
-    for (int i = 0; i < CPT; i++) {
-        if (threadIdx.x + (int64_t)i * PREP_BLOCK_THREADS >= nchunks) continue;
-        float f[8];
-        chunk_to_f<T>(v[i], f);
-#pragma unroll
-        for (int j = 0; j < 8; j++) {
-            const float e = (f[j] - x0) - dm;
-            ss[j & 1] = fmaf(e, e, ss[j & 1]);
-        }
-    }
-    const float var = block_sum(ss[0] + ss[1], (float *)red) / (float)K;
-    const float mu = x0 + dm, rs = 1.f / sqrtf(var + eps);
-    if (threadIdx.x == 0) {
-        *mean = mu;
-        *rstd = rs;
-    }
-    return off_centre_row(mu, rs);
-}
-
-/* A row n of W from its chunks in registers: its W' row and {c, d}. Returns whether one
- * of this thread's W' overflowed. */
-template <typename T, int CPT>
-__device__ __forceinline__ bool fold_row_block(const uint4 (&w)[CPT], const T *__restrict__ gamma,
-                                               const T *__restrict__ beta, const T *__restrict__ bias,
-                                               T *__restrict__ fr, float *__restrict__ cdn, int64_t n,
-                                               int64_t nchunks, float2 *red) {
-    float c = 0.f, d = 0.f;
-    bool overflow = false;
-#pragma unroll
-    for (int i = 0; i < CPT; i++) {
-        const int64_t k = threadIdx.x + (int64_t)i * PREP_BLOCK_THREADS;
-        if (k >= nchunks) continue;
-        *(uint4 *)(fr + 8 * k) = fold_chunk<T>(w[i], ldg16_or0(gamma, 8 * k, true),
-                                               ldg16_or0(beta, 8 * k, true), gamma, beta, c, d,
-                                               overflow);
-    }
-    const float2 t = block_sum2(c, d, red);
-    if (threadIdx.x == 0) {
-        cdn[0] = t.x;
-        cdn[1] = t.y + (bias ? to_f(bias[n]) : 0.f);
-    }
-    return overflow;
-}
-
-template <typename T, int CPT>
-__global__ void __launch_bounds__(PREP_BLOCK_THREADS)
-fold_prep_block_kernel(const T *__restrict__ x, float *__restrict__ mean, float *__restrict__ rstd,
-                       int64_t stats_rows, float eps, const T *__restrict__ W,
-                       const T *__restrict__ gamma, const T *__restrict__ beta,
-                       const T *__restrict__ bias, T *__restrict__ wfold, float *__restrict__ cd,
-                       int *__restrict__ off_centre, int *__restrict__ block_flags, int64_t N,
-                       int64_t K) {
-    __shared__ float2 red[32];
-    pdl_launch_dependents(); /* as fold_prep_kernel */
-    const int64_t rows = stats_rows + N, nchunks = K / 8;
-    if (blockIdx.x == 0) clear_flag_and_pad(off_centre, cd, N);
-    auto row_of = [&](int64_t r) { return r < stats_rows ? x + r * K : W + (r - stats_rows) * K; };
-    /* x0: the first element of a row of x (the statistics' shift), loaded with its chunks */
-    auto first_of = [&](int64_t r) { return r < stats_rows ? to_f(__ldg(x + r * K)) : 0.f; };
-    int64_t r = blockIdx.x;
-    uint4 v[CPT];
-    load_row_chunks<T, CPT>(row_of(r), nchunks, r < rows, v);
-    float x0 = r < rows ? first_of(r) : 0.f;
-    bool off = false;
-    for (; r < rows; r += gridDim.x) {
-        const int64_t rn = r + gridDim.x;
-        uint4 nv[CPT];
-        load_row_chunks<T, CPT>(row_of(rn), nchunks, rn < rows, nv);
-        const float nx0 = rn < rows ? first_of(rn) : 0.f;
-        if (r < stats_rows) { /* the same branch in every thread: r is the block's */
-            off |= stats_row_block<T, CPT>(v, x0, nchunks, K, eps, mean + r, rstd + r, red);
-        } else {
-            const int64_t n = r - stats_rows;
-            off |= fold_row_block<T, CPT>(v, gamma, beta, bias, wfold + n * K, cd + 2 * n, n,
-                                          nchunks, red);
-        }
-#pragma unroll
-        for (int i = 0; i < CPT; i++) v[i] = nv[i];
-        x0 = nx0;
-    }
-    off = __syncthreads_or(off);
-    if (threadIdx.x == 0) block_flags[blockIdx.x] = off ? 1 : 0;
-}
-
 /* Blocks an SM of a prep kernel, asked once per device; cache: the kernel's own (racing
  * callers store the same value). */
 template <typename Kernel>
@@ -387,32 +303,18 @@ unsigned prep_grid(std::atomic<int> (&cache)[64], Kernel k, int threads, int64_t
     return (unsigned)std::max<int64_t>(1, std::min<int64_t>(want, FOLD_PREP_MAX_BLOCKS));
 }
 
-template <typename T, int CPL>
+template <typename T, int CPL, int G>
 cudaError_t launch_prep(const T *x, float *mean, float *rstd, int64_t stats_rows, float eps,
                         const T *W, const T *gamma, const T *beta, const T *bias, T *wfold,
                         float *cd, int *off_centre, int *block_flags, int64_t N, int64_t K,
                         const device_info &d, cudaStream_t s, int *blocks) {
     static std::atomic<int> occ[64];
-    const unsigned grid = prep_grid(occ, fold_prep_kernel<T, CPL>, PREP_THREADS, stats_rows + N,
-                                    PREP_WARPS, d);
-    fold_prep_kernel<T, CPL><<<grid, PREP_THREADS, 0, s>>>(x, mean, rstd, stats_rows, eps, W, gamma,
-                                                          beta, bias, wfold, cd, off_centre,
-                                                          block_flags, N, K);
-    *blocks = (int)grid;
-    return cudaGetLastError();
-}
-
-template <typename T, int CPT>
-cudaError_t launch_prep_block(const T *x, float *mean, float *rstd, int64_t stats_rows, float eps,
-                              const T *W, const T *gamma, const T *beta, const T *bias, T *wfold,
-                              float *cd, int *off_centre, int *block_flags, int64_t N, int64_t K,
-                              const device_info &d, cudaStream_t s, int *blocks) {
-    static std::atomic<int> occ[64];
-    const unsigned grid = prep_grid(occ, fold_prep_block_kernel<T, CPT>, PREP_BLOCK_THREADS,
-                                    stats_rows + N, 1, d);
-    fold_prep_block_kernel<T, CPT><<<grid, PREP_BLOCK_THREADS, 0, s>>>(
-        x, mean, rstd, stats_rows, eps, W, gamma, beta, bias, wfold, cd, off_centre, block_flags,
-        N, K);
+    constexpr int threads = prep_threads<G>();
+    const unsigned grid =
+        prep_grid(occ, fold_prep_kernel<T, CPL, G>, threads, stats_rows + N, threads / G, d);
+    fold_prep_kernel<T, CPL, G><<<grid, threads, 0, s>>>(x, mean, rstd, stats_rows, eps, W, gamma,
+                                                         beta, bias, wfold, cd, off_centre,
+                                                         block_flags, N, K);
     *blocks = (int)grid;
     return cudaGetLastError();
 }
@@ -432,16 +334,16 @@ cudaError_t launch_prep_t(const T *x, float *mean, float *rstd, int64_t stats_ro
         *blocks = (int)grid;
         return cudaGetLastError();
     }
-#define LNL_PREP(F, C)                                                                         \
-    return F<T, C>(x, mean, rstd, stats_rows, eps, W, gamma, beta, bias, wfold, cd, off_centre, \
-                   block_flags, N, K, d, s, blocks)
+#define LNL_PREP(CPL, G)                                                                       \
+    return launch_prep<T, CPL, G>(x, mean, rstd, stats_rows, eps, W, gamma, beta, bias, wfold, cd, \
+                                  off_centre, block_flags, N, K, d, s, blocks)
     /* the fewest chunks a lane, or a thread of a block a row, that hold a row */
-    if (nchunks <= 32) LNL_PREP(launch_prep, 1);
-    if (nchunks <= 64) LNL_PREP(launch_prep, 2);
-    if (nchunks <= 128) LNL_PREP(launch_prep, 4);
-    if (K <= PREP_WARP_MAX_K) LNL_PREP(launch_prep, 8);
-    if (nchunks <= 4 * PREP_BLOCK_THREADS) LNL_PREP(launch_prep_block, 4);
-    LNL_PREP(launch_prep_block, 8);
+    if (nchunks <= 32) LNL_PREP(1, 32);
+    if (nchunks <= 64) LNL_PREP(2, 32);
+    if (nchunks <= 128) LNL_PREP(4, 32);
+    if (K <= PREP_WARP_MAX_K) LNL_PREP(8, 32);
+    if (nchunks <= 4 * PREP_BLOCK_THREADS) LNL_PREP(4, PREP_BLOCK_THREADS);
+    LNL_PREP(8, PREP_BLOCK_THREADS);
 #undef LNL_PREP
 }
 
@@ -457,7 +359,7 @@ cudaError_t launch_prep_t(const T *x, float *mean, float *rstd, int64_t stats_ro
  *    0.051 vs 0.019 + 0.025 ms at 8192,4096,4096, and at K = 8192 the folding alone in
  *    two pieces of 16 chunks took 0.033 vs 0.011 ms (16384,8192,1024; call 2).
  * The block kernel (K up to 8192) replaced the folding kernel and launch_ln_forward's
- * statistics there (session 26; figures in the notes of fold_prep_block_kernel).
+ * statistics there (session 26; figures above fold_prep_kernel).
  * LNL_CUDA_FOLD_PREP_MAX_K=k (read on each call, for tests and timing) takes the block
  * kernel only up to K = k (at most 8192; 2048 or less: never, the two launches as before). */
 int64_t fold_prep_max_stats_k() {
