@@ -99,13 +99,15 @@ __device__ __forceinline__ void clear_flag_and_pad(int *off_centre, float *cd, i
  * its row in registers; its sums are in a fixed order (deterministic): shuffles within the
  * warp, then, for a block, across its warps through shared memory.
  *
- * Each group issues the loads of its next row before the sums of this one, so that the
- * memory has work while the group reduces (and, in a block, waits at its barriers). Before
- * session 26 the warp kernel loaded each row only once it had finished the one before:
- * 9.2 us at 8192,768,3072 (~2.3 TB/s; torch.profiler, session 24); and rows of more than
- * 2048 elements took two launches, the folding (fold_weight_kernel) and then
- * launch_ln_forward's statistics, each a block a row at ~2.6-2.9 TB/s: 22 + 25 us at
- * 8192,4096,4096. */
+ * A block issues the loads of its next row before the sums of this one, so that the memory
+ * has work while it waits at its barriers. Before session 26 rows of more than 2048
+ * elements took two launches, the folding (fold_weight_kernel) and then launch_ln_forward's
+ * statistics, a block a row each. H200, bf16, session 26 call 1 (docs/results/cuda/
+ * 2026-12-03-session26): at 8192,4096,4096 this kernel takes 43.1 us against 25.4 + 21.9
+ * (torch.profiler; ~3.0 TB/s), and the FUSED forward 0.4792-0.4802 ms against 0.4865-0.4870
+ * back to back at the power cap (8192,4096,12288: 1.379-1.384 vs 1.387); the folding alone
+ * at K = 8192 (16384,8192,1024, statistics in the GEMM kernel) is no faster, 0.4541-0.4547
+ * vs 0.4538-0.4539 ms. */
 constexpr int PREP_BLOCK_THREADS = 128;
 constexpr int64_t PREP_WARP_MAX_K = 2048, PREP_BLOCK_MAX_K = 8192;
 template <int G> __host__ __device__ constexpr int prep_threads() { return G == 32 ? PREP_THREADS : G; }
@@ -210,18 +212,9 @@ fold_prep_kernel(const T *__restrict__ x, float *__restrict__ mean, float *__res
     const int64_t rows = stats_rows + N, nchunks = K / 8, step = (int64_t)gridDim.x * GROUPS;
     if (blockIdx.x == 0) clear_flag_and_pad(off_centre, cd, N);
     auto row_of = [&](int64_t r) { return r < stats_rows ? x + r * K : W + (r - stats_rows) * K; };
-    /* x0: the first element of a row of x (the statistics' shift), loaded with its chunks */
-    auto first_of = [&](int64_t r) { return r < stats_rows ? to_f(__ldg(x + r * K)) : 0.f; };
-    int64_t r = (int64_t)blockIdx.x * GROUPS + threadIdx.x / G;
-    uint4 v[CPL];
-    load_row_chunks<T, CPL, G>(row_of(r), nchunks, r < rows, t, v);
-    float x0 = r < rows ? first_of(r) : 0.f;
     bool off = false;
-    for (; r < rows; r += step) {
-        const int64_t rn = r + step;
-        uint4 nv[CPL];
-        load_row_chunks<T, CPL, G>(row_of(rn), nchunks, rn < rows, t, nv);
-        const float nx0 = rn < rows ? first_of(rn) : 0.f;
+    /* row r from its chunks v (x0: its first element, for a row of x) */
+    auto do_row = [&](int64_t r, const uint4 (&v)[CPL], float x0) {
         if (r < stats_rows) { /* the same branch in every thread of the group */
             off |= stats_row<T, CPL, G>(v, x0, t, nchunks, K, eps, mean + r, rstd + r, red);
         } else {
@@ -229,9 +222,34 @@ fold_prep_kernel(const T *__restrict__ x, float *__restrict__ mean, float *__res
             off |= fold_row<T, CPL, G>(v, gamma, beta, bias, wfold + n * K, cd + 2 * n, n, t,
                                        nchunks, red);
         }
+    };
+    int64_t r = (int64_t)blockIdx.x * GROUPS + threadIdx.x / G;
+    if constexpr (G == 32) {
+        /* a warp a row loads it when it starts it: loading the next row first measured no
+         * faster (fold_prep_kernel 9.7 vs 9.4 us at 8192,768,3072, session 26 call 1: 79
+         * instead of 57 registers, three blocks an SM instead of four) */
+        for (; r < rows; r += step) {
+            uint4 v[CPL];
+            load_row_chunks<T, CPL, G>(row_of(r), nchunks, true, t, v);
+            do_row(r, v, __shfl_sync(0xffffffffu, to_f(*(const T *)&v[0]), 0));
+        }
+    } else {
+        /* a block a row loads its next row before it reduces this one (x0: the first
+         * element of a row of x, loaded with its chunks) */
+        auto first_of = [&](int64_t q) { return q < stats_rows ? to_f(__ldg(x + q * K)) : 0.f; };
+        uint4 v[CPL];
+        load_row_chunks<T, CPL, G>(row_of(r), nchunks, r < rows, t, v);
+        float x0 = r < rows ? first_of(r) : 0.f;
+        for (; r < rows; r += step) {
+            const int64_t rn = r + step;
+            uint4 nv[CPL];
+            load_row_chunks<T, CPL, G>(row_of(rn), nchunks, rn < rows, t, nv);
+            const float nx0 = rn < rows ? first_of(rn) : 0.f;
+            do_row(r, v, x0);
 #pragma unroll
-        for (int i = 0; i < CPL; i++) v[i] = nv[i];
-        x0 = nx0;
+            for (int i = 0; i < CPL; i++) v[i] = nv[i];
+            x0 = nx0;
+        }
     }
     off = __syncthreads_or(off);
     if (threadIdx.x == 0) block_flags[blockIdx.x] = off ? 1 : 0;
