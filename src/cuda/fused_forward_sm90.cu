@@ -818,10 +818,10 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
  * epilogue form first, then the transform form, which returns at once unless *off_centre
  * is set: some row's |mean| * rstd exceeds FOLD_MAX_MEAN_RSTD, where the epilogue form's
  * cancellation would cost accuracy, or (f16) some W' = W * gamma overflowed. Who sets it:
- *  - launch_ln_forward's statistics (K > 2048), before FORM_FOLD runs, which then returns
+ *  - launch_ln_forward's statistics (K > 8192), before FORM_FOLD runs, which then returns
  *    at once;
  *  - FORM_FOLD and FORM_FOLD_STATS, from the block flags of launch_fold_prep (its rows'
- *    statistics where K <= 2048, its folding's overflow at any K: that launch also clears
+ *    statistics where K <= 8192, its folding's overflow at any K: that launch also clears
  *    the flag, so its own blocks cannot set it; see fold_weight.cu); FORM_FOLD then stops
  *    at each CTA's second tile;
  *  - FORM_FOLD_STATS, while it computes the statistics. It runs every tile all the same,
