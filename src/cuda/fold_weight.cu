@@ -14,9 +14,9 @@
  * 2e-3 at row means of 1e3).
  *
  * Up to K = fold_prep_max_stats_k() (8192), one launch does both. Up to K = 2048, a
- * warp a row (fold_prep_kernel): the warps of a persistent grid walk the rows of x (statistics) and then those of W (folding)
- * as one list, so the two jobs share the GPU instead of following each other, and no
- * block waits at a barrier. Each lane loads all of its 16-byte chunks of a row before
+ * warp a row (fold_prep_kernel): the warps of a persistent grid walk the rows of x
+ * (statistics) and then those of W (folding) as one list, so the two jobs share the GPU
+ * instead of following each other, and no block waits at a barrier. Each lane loads all of its 16-byte chunks of a row before
  * it uses any; the sums are warp shuffles in a fixed order (deterministic). Where rows
  * are short that is what the two kernels before it lacked, a block a row each: a block
  * finished its row and the memory idled until the next wave of blocks was resident
@@ -341,9 +341,9 @@ template <typename T>
 cudaError_t launch_prep_t(const T *x, float *mean, float *rstd, int64_t stats_rows, float eps,
                           const T *W, const T *gamma, const T *beta, const T *bias, T *wfold,
                           float *cd, int *off_centre, int *block_flags, int64_t N, int64_t K,
-                          const device_info &d, cudaStream_t s, int *blocks) {
+                          int64_t max_k, const device_info &d, cudaStream_t s, int *blocks) {
     const int64_t nchunks = K / 8;
-    if (K > fold_prep_max_stats_k()) {
+    if (K > max_k) {
         /* the folding alone: a block a row, at most FOLD_PREP_MAX_BLOCKS blocks striding
          * over the rows, so that each has a word of block_flags for its overflow */
         const unsigned grid = (unsigned)std::min<int64_t>(N, FOLD_PREP_MAX_BLOCKS);
@@ -391,19 +391,19 @@ cudaError_t launch_fold_prep(lnl_dtype dt, const void *x, float *mean, float *rs
                              int *off_centre, int *block_flags, int64_t N, int64_t K,
                              const device_info &d, cudaStream_t s, int *blocks) {
     *blocks = 0;
-    if (K % 8 != 0 || (stats_rows > 0 && K > fold_prep_max_stats_k()))
-        return cudaErrorInvalidValue;
+    const int64_t max_k = fold_prep_max_stats_k(); /* the override read once a launch */
+    if (K % 8 != 0 || (stats_rows > 0 && K > max_k)) return cudaErrorInvalidValue;
     if (dt == LNL_DTYPE_BF16)
         return launch_prep_t<__nv_bfloat16>(
             (const __nv_bfloat16 *)x, mean, rstd, stats_rows, eps, (const __nv_bfloat16 *)W,
             (const __nv_bfloat16 *)gamma, (const __nv_bfloat16 *)beta,
             (const __nv_bfloat16 *)bias, (__nv_bfloat16 *)wfold, cd, off_centre, block_flags, N, K,
-            d, s, blocks);
+            max_k, d, s, blocks);
     if (dt == LNL_DTYPE_F16)
         return launch_prep_t<__half>((const __half *)x, mean, rstd, stats_rows, eps,
                                      (const __half *)W, (const __half *)gamma,
                                      (const __half *)beta, (const __half *)bias, (__half *)wfold,
-                                     cd, off_centre, block_flags, N, K, d, s, blocks);
+                                     cd, off_centre, block_flags, N, K, max_k, d, s, blocks);
     return cudaErrorInvalidValue;
 }
 

@@ -273,8 +273,8 @@ def test_cuda_f16_folded_weight_overflow(shape):
 
 
 # From K = 2049 to 8192 the Hopper epilogue form's statistics and folded weight come from one
-# launch, a block a row (fold_weight.cu's fold_prep_block_kernel, session 26, 4 or 8 chunks a
-# thread); LNL_CUDA_FOLD_PREP_MAX_K=0 takes the two launches it replaced there (the folding
+# launch, a block a row (fold_weight.cu's fold_prep_kernel with G = 128, session 26, 4 or 8
+# chunks a thread); LNL_CUDA_FOLD_PREP_MAX_K=0 takes the two launches it replaced there (the folding
 # kernel, then launch_ln_forward's statistics), which still serve K > 8192. Either way every
 # row's statistics and y must come out right, with row M / 2 off centre (1e3 + ...), which
 # the block kernel reports through its block's flag (the two launches set the word itself)
@@ -371,6 +371,4 @@ def test_cuda_stats_inside_redo_many_tiles(dtype, shape, case, monkeypatch):
         _overflow_column(x, lnw, w)
     t = [v.to("cuda", dtype) for v in (x, lnw, lnb, w, b)]
     y, mean, rstd = _fused_forward_into_nan(*t)
-    bad = (~torch.isfinite(y)).any(1).nonzero().flatten()
-    assert bad.numel() == 0, f"{bad.numel()} rows of y not finite, the first {bad[:4].tolist()}"
     _check_fused_forward(t, y, mean, rstd, dtype)
