@@ -2,7 +2,7 @@
  * Table-driven check of every strategy x dtype x shape against the test's own
  * float64 reference (testutil.c), per tensor by ||out - ref|| / ||ref||.
  *
- *   test_table [--device cpu|cuda] [--quick] [--big] [--dtype f32|f64|bf16|f16] [--shape M,K,N]
+ *   test_table [--device cpu|cuda] [--quick] [--no-auto] [--big] [--dtype f32|f64|bf16|f16] [--shape M,K,N]
  *
  * Every call runs on NaN-poisoned outputs with guard bytes after each buffer;
  * outputs that were not requested must stay poisoned, inputs must stay intact.
@@ -39,6 +39,8 @@ static const char *g_name[N_G] = {"dx", "dln_weight", "dln_bias", "dlinear_weigh
                        statistics, which the library takes only from K = 4096 */
 #define F_PINGPONG 32 /* run under LNL_CUDA_PINGPONG_MAX_K=65536: the Hopper forward's
                          ping-pong form, which the library takes only when asked to */
+#define F_PREP_RING 64 /* run under LNL_CUDA_PREP_RING=1: the Hopper forward's pre-pass
+                          in its ring form (fold_weight.cu), off unless asked for */
 #define OFFSET_F16_LIMIT 2
 
 typedef struct {
@@ -146,6 +148,12 @@ static const shape_t shapes[] = {
     {130, 2056, 264, 0, NULL_LNB, F_HOPPER},
     {1100, 2056, 300, 1, 0, F_HOPPER},
     {260, 8200, 136, 0, NULL_LNW, F_HOPPER},
+    /* The same pre-pass in its ring form (session 27): rows through slots of shared memory
+     * by cp.async. K = 3000 is 375 chunks (three slots of 4 a thread; threads 119-127 hold
+     * two), with 1e3 rows; K = 4104 is 513 chunks (two slots of 8 a thread, one thread
+     * holding five), without ln_bias and bias. */
+    {1100, 3000, 300, 1, 0, F_HOPPER | F_PREP_RING},
+    {130, 4104, 264, 0, NULL_LNB | NULL_LB, F_HOPPER | F_PREP_RING},
     /* Stress: values near the f16 limit must neither overflow the statistics nor the
      * GEMMs (everything accumulates in float32); dy is scaled by 1e2 so that dx
      * (~ 1e2 * rstd ~ 5e-3) stays clear of f16's subnormal range while the true
@@ -582,7 +590,10 @@ static void run_case(tcase *c, lnl_strategy strat) {
 }
 
 int main(int argc, char **argv) {
-    int dev = 0, quick = 0, big = 0;
+    /* --no-auto: AUTO's rows left out. AUTO runs FUSED's or UNFUSED's kernels on the same
+     * case (each strategy's own row runs them too), so a sanitizer learns nothing new from
+     * it; tests/gpu/run.sh's racecheck steps use this to stay inside their time limit. */
+    int dev = 0, quick = 0, big = 0, no_auto = 0;
     const char *only_dtype = NULL; /* --dtype: run one dtype (tests/gpu/run.sh's initcheck step) */
     long long only_shape[3] = {-1, -1, -1}; /* --shape: the table's rows of that shape only */
     for (int i = 1; i < argc; i++) {
@@ -595,6 +606,8 @@ int main(int argc, char **argv) {
             }
         } else if (!strcmp(argv[i], "--quick")) {
             quick = 1;
+        } else if (!strcmp(argv[i], "--no-auto")) {
+            no_auto = 1;
         } else if (!strcmp(argv[i], "--big")) {
             big = 1;
         } else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) {
@@ -611,7 +624,7 @@ int main(int argc, char **argv) {
             }
         } else {
             fprintf(stderr,
-                    "usage: %s [--device cpu|cuda] [--quick] [--big] [--dtype f32|f64|bf16|f16] [--shape M,K,N]\n",
+                    "usage: %s [--device cpu|cuda] [--quick] [--no-auto] [--big] [--dtype f32|f64|bf16|f16] [--shape M,K,N]\n",
                     argv[0]);
             return 2;
         }
@@ -676,11 +689,13 @@ int main(int argc, char **argv) {
             tcase c;
             case_setup(&c, &shapes[si], dtypes[di], dev, 1000 * si + di + 1);
             /* the library reads these on each call; the caller's own settings come back after */
-            env_override split, pingpong;
+            env_override split, pingpong, ring;
             env_set(&split, "LNL_CUDA_SPLIT_STATS_MIN_K", "0", shapes[si].flags & F_SPLIT);
             env_set(&pingpong, "LNL_CUDA_PINGPONG_MAX_K", "65536", shapes[si].flags & F_PINGPONG);
+            env_set(&ring, "LNL_CUDA_PREP_RING", "1", shapes[si].flags & F_PREP_RING);
             for (size_t k = 0; k < 4; k++)
-                if (supported[di][k]) run_case(&c, strats[k]);
+                if (supported[di][k] && !(no_auto && strats[k] == LNL_STRATEGY_AUTO)) run_case(&c, strats[k]);
+            env_restore(&ring);
             env_restore(&pingpong);
             env_restore(&split);
             case_teardown(&c);
