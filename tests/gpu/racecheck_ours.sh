@@ -16,8 +16,11 @@
 # Sanitizer Error: The Sanitizer failed to handle a hardware exception", and the table
 # then saw error 700 (illegal address); the same build's tables, memcheck and synccheck
 # passed, and so did float32 under the exclusion (session 23, run.sh at 07d00e7).
+# --print-limit 0: every report printed, so every one is judged. At the default of 100,
+# session 27's run.sh (86bd997) showed 100 of 218 (bf16) and 169 (f16) racecheck errors,
+# all 100 shown inside nvjet_*; the rest were never looked at.
 raw=$(mktemp)
-compute-sanitizer --tool racecheck "$@" 2>&1 | tee "$raw"
+compute-sanitizer --tool racecheck --print-limit 0 "$@" 2>&1 | tee "$raw"
 rc=${PIPESTATUS[0]}
 total=$(grep -c "Race reported" "$raw")
 ours=$(grep "Race reported" "$raw" | grep -vc "nvjet_")
