@@ -197,25 +197,7 @@ __device__ __forceinline__ bool fold_row(const uint4 (&w)[CPL], const T *__restr
     return overflow;
 }
 
-/* cp.async (sm_80+): 16 bytes from global to shared memory without passing through
- * registers (.cg: cached in L2 only). A thread's copies are visible to it after the
- * wait for their group, to the rest of its block after a barrier behind that wait. */
-__device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(
-                     (uint32_t)__cvta_generic_to_shared(smem)),
-                 "l"(gmem)
-                 : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-template <int N> __device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-}
-
-/* The ring form's slots: rows of 4 chunks a thread (K <= 4096) three, of 8 two (48 KB of
- * static shared memory is the limit; 32 KB then). */
-template <int CPL> __host__ __device__ constexpr int prep_ring_slots() { return CPL <= 4 ? 3 : 2; }
-
-template <typename T, int CPL, int G, bool RING>
+template <typename T, int CPL, int G>
 __global__ void __launch_bounds__(prep_threads<G>())
 fold_prep_kernel(const T *__restrict__ x, float *__restrict__ mean, float *__restrict__ rstd,
                  int64_t stats_rows, float eps, const T *__restrict__ W,
@@ -251,49 +233,16 @@ fold_prep_kernel(const T *__restrict__ x, float *__restrict__ mean, float *__res
             load_row_chunks<T, CPL, G>(row_of(r), nchunks, true, t, v);
             do_row(r, v, __shfl_sync(0xffffffffu, to_f(*(const T *)&v[0]), 0));
         }
-    } else if constexpr (RING) {
-        /* the ring form: each thread copies its chunks of the next S rows into a slot of
-         * shared memory (cp.async, one commit group a row) and reads them back when it
-         * takes the row, so S rows are in flight a block at no register cost; a slot is
-         * refilled after its row's sums, whose barriers every thread passes after its
-         * reads (x0, the row's first element, is thread 0's copy: read after a barrier) */
-        constexpr int S = prep_ring_slots<CPL>();
-        __shared__ uint4 ring[S][CPL * G];
-        auto issue = [&](int64_t q, int slot) {
-            if (q < rows) {
-                const T *row = row_of(q);
-#pragma unroll
-                for (int i = 0; i < CPL; i++) {
-                    const int c = t + G * i;
-                    if (c < nchunks) cp_async16(&ring[slot][c], row + 8 * (int64_t)c);
-                }
-            }
-            cp_async_commit(); /* empty past the last row: S groups stay outstanding */
-        };
-#pragma unroll
-        for (int slot = 0; slot < S; slot++) issue(r + slot * step, slot);
-        while (r < rows) {
-#pragma unroll
-            for (int slot = 0; slot < S; slot++) { /* the slot known at compile time */
-                if (r >= rows) break;
-                cp_async_wait<S - 1>(); /* this thread's copies of row r have landed */
-                __syncthreads();         /* and every thread's (x0) */
-                uint4 v[CPL];
-#pragma unroll
-                for (int i = 0; i < CPL; i++) {
-                    const int c = t + G * i;
-                    v[i] = c < nchunks ? ring[slot][c] : make_uint4(0, 0, 0, 0);
-                }
-                const float x0 = r < stats_rows ? to_f(*(const T *)&ring[slot][0]) : 0.f;
-                do_row(r, v, x0);
-                issue(r + S * step, slot);
-                r += step;
-            }
-        }
-        cp_async_wait<0>();
     } else {
         /* a block a row loads its next row before it reduces this one (x0: the first
-         * element of a row of x, loaded with its chunks) */
+         * element of a row of x, loaded with its chunks). Rows through a ring of shared
+         * memory instead (each thread copying its chunks of the next three rows by
+         * cp.async, 56 registers instead of 72, two rows in flight a block during the sums)
+         * were slower: 48.6 vs 43.8 us at 8192,4096,4096 and 95.7 vs 83.9 at
+         * 8192,4096,12288 (torch.profiler), the FUSED forward 0.4724-0.4739 vs
+         * 0.4748-0.4755 ms and 1.3642-1.3682 vs 1.3498-1.3581 back to back at the power
+         * cap (session 27, call 2; docs/results/cuda/2026-12-03-session27), as the
+         * LayerNorm backward's cp.async ring was in session 6 (ln_backward.cu). */
         auto first_of = [&](int64_t q) { return q < stats_rows ? to_f(__ldg(x + q * K)) : 0.f; };
         uint4 v[CPL];
         load_row_chunks<T, CPL, G>(row_of(r), nchunks, r < rows, t, v);
@@ -379,7 +328,7 @@ unsigned prep_grid(std::atomic<int> (&cache)[64], Kernel k, int threads, int64_t
     return (unsigned)std::max<int64_t>(1, std::min<int64_t>(want, FOLD_PREP_MAX_BLOCKS));
 }
 
-template <typename T, int CPL, int G, bool RING>
+template <typename T, int CPL, int G>
 cudaError_t launch_prep(const T *x, float *mean, float *rstd, int64_t stats_rows, float eps,
                         const T *W, const T *gamma, const T *beta, const T *bias, T *wfold,
                         float *cd, int *off_centre, int *block_flags, int64_t N, int64_t K,
@@ -387,8 +336,8 @@ cudaError_t launch_prep(const T *x, float *mean, float *rstd, int64_t stats_rows
     static std::atomic<int> occ[64];
     constexpr int threads = prep_threads<G>();
     const unsigned grid =
-        prep_grid(occ, fold_prep_kernel<T, CPL, G, RING>, threads, stats_rows + N, threads / G, d);
-    fold_prep_kernel<T, CPL, G, RING><<<grid, threads, 0, s>>>(x, mean, rstd, stats_rows, eps, W, gamma,
+        prep_grid(occ, fold_prep_kernel<T, CPL, G>, threads, stats_rows + N, threads / G, d);
+    fold_prep_kernel<T, CPL, G><<<grid, threads, 0, s>>>(x, mean, rstd, stats_rows, eps, W, gamma,
                                                          beta, bias, wfold, cd, off_centre,
                                                          block_flags, N, K);
     *blocks = (int)grid;
@@ -399,8 +348,7 @@ template <typename T>
 cudaError_t launch_prep_t(const T *x, float *mean, float *rstd, int64_t stats_rows, float eps,
                           const T *W, const T *gamma, const T *beta, const T *bias, T *wfold,
                           float *cd, int *off_centre, int *block_flags, int64_t N, int64_t K,
-                          int64_t max_k, bool ring, const device_info &d, cudaStream_t s,
-                          int *blocks) {
+                          int64_t max_k, const device_info &d, cudaStream_t s, int *blocks) {
     const int64_t nchunks = K / 8;
     if (K > max_k) {
         /* the folding alone: a block a row, at most FOLD_PREP_MAX_BLOCKS blocks striding
@@ -411,20 +359,16 @@ cudaError_t launch_prep_t(const T *x, float *mean, float *rstd, int64_t stats_ro
         *blocks = (int)grid;
         return cudaGetLastError();
     }
-#define LNL_PREP(CPL, G, RING)                                                                  \
-    return launch_prep<T, CPL, G, RING>(x, mean, rstd, stats_rows, eps, W, gamma, beta, bias, wfold, \
-                                        cd, off_centre, block_flags, N, K, d, s, blocks)
+#define LNL_PREP(CPL, G)                                                                       \
+    return launch_prep<T, CPL, G>(x, mean, rstd, stats_rows, eps, W, gamma, beta, bias, wfold, cd, \
+                                  off_centre, block_flags, N, K, d, s, blocks)
     /* the fewest chunks a lane, or a thread of a block a row, that hold a row */
-    if (nchunks <= 32) LNL_PREP(1, 32, false);
-    if (nchunks <= 64) LNL_PREP(2, 32, false);
-    if (nchunks <= 128) LNL_PREP(4, 32, false);
-    if (K <= PREP_WARP_MAX_K) LNL_PREP(8, 32, false);
-    if (nchunks <= 4 * PREP_BLOCK_THREADS) {
-        if (ring) LNL_PREP(4, PREP_BLOCK_THREADS, true);
-        LNL_PREP(4, PREP_BLOCK_THREADS, false);
-    }
-    if (ring) LNL_PREP(8, PREP_BLOCK_THREADS, true);
-    LNL_PREP(8, PREP_BLOCK_THREADS, false);
+    if (nchunks <= 32) LNL_PREP(1, 32);
+    if (nchunks <= 64) LNL_PREP(2, 32);
+    if (nchunks <= 128) LNL_PREP(4, 32);
+    if (K <= PREP_WARP_MAX_K) LNL_PREP(8, 32);
+    if (nchunks <= 4 * PREP_BLOCK_THREADS) LNL_PREP(4, PREP_BLOCK_THREADS);
+    LNL_PREP(8, PREP_BLOCK_THREADS);
 #undef LNL_PREP
 }
 
@@ -454,20 +398,19 @@ cudaError_t launch_fold_prep(lnl_dtype dt, const void *x, float *mean, float *rs
                              int *off_centre, int *block_flags, int64_t N, int64_t K,
                              const device_info &d, cudaStream_t s, int *blocks) {
     *blocks = 0;
-    const int64_t max_k = fold_prep_max_stats_k(); /* the overrides read once a launch */
-    const bool ring = env_int64("LNL_CUDA_PREP_RING", 0) != 0;
+    const int64_t max_k = fold_prep_max_stats_k(); /* the override read once a launch */
     if (K % 8 != 0 || (stats_rows > 0 && K > max_k)) return cudaErrorInvalidValue;
     if (dt == LNL_DTYPE_BF16)
         return launch_prep_t<__nv_bfloat16>(
             (const __nv_bfloat16 *)x, mean, rstd, stats_rows, eps, (const __nv_bfloat16 *)W,
             (const __nv_bfloat16 *)gamma, (const __nv_bfloat16 *)beta,
             (const __nv_bfloat16 *)bias, (__nv_bfloat16 *)wfold, cd, off_centre, block_flags, N, K,
-            max_k, ring, d, s, blocks);
+            max_k, d, s, blocks);
     if (dt == LNL_DTYPE_F16)
         return launch_prep_t<__half>((const __half *)x, mean, rstd, stats_rows, eps,
                                      (const __half *)W, (const __half *)gamma,
                                      (const __half *)beta, (const __half *)bias, (__half *)wfold,
-                                     cd, off_centre, block_flags, N, K, max_k, ring, d, s, blocks);
+                                     cd, off_centre, block_flags, N, K, max_k, d, s, blocks);
     return cudaErrorInvalidValue;
 }
 

@@ -39,8 +39,6 @@ static const char *g_name[N_G] = {"dx", "dln_weight", "dln_bias", "dlinear_weigh
                        statistics, which the library takes only from K = 4096 */
 #define F_PINGPONG 32 /* run under LNL_CUDA_PINGPONG_MAX_K=65536: the Hopper forward's
                          ping-pong form, which the library takes only when asked to */
-#define F_PREP_RING 64 /* run under LNL_CUDA_PREP_RING=1: the Hopper forward's pre-pass
-                          in its ring form (fold_weight.cu), off unless asked for */
 #define OFFSET_F16_LIMIT 2
 
 typedef struct {
@@ -148,12 +146,11 @@ static const shape_t shapes[] = {
     {130, 2056, 264, 0, NULL_LNB, F_HOPPER},
     {1100, 2056, 300, 1, 0, F_HOPPER},
     {260, 8200, 136, 0, NULL_LNW, F_HOPPER},
-    /* The same pre-pass in its ring form (session 27): rows through slots of shared memory
-     * by cp.async. K = 3000 is 375 chunks (three slots of 4 a thread; threads 119-127 hold
-     * two), with 1e3 rows; K = 4104 is 513 chunks (two slots of 8 a thread, one thread
-     * holding five), without ln_bias and bias. */
-    {1100, 3000, 300, 1, 0, F_HOPPER | F_PREP_RING},
-    {130, 4104, 264, 0, NULL_LNB | NULL_LB, F_HOPPER | F_PREP_RING},
+    /* The block kernel at partial chunk counts (session 27): K = 3000 is 375 chunks (4 a
+     * thread, threads 119-127 holding two), with 1e3 rows; K = 4104 is 513 (8 a thread, one
+     * thread holding five), without ln_bias and bias. */
+    {1100, 3000, 300, 1, 0, F_HOPPER},
+    {130, 4104, 264, 0, NULL_LNB | NULL_LB, F_HOPPER},
     /* Stress: values near the f16 limit must neither overflow the statistics nor the
      * GEMMs (everything accumulates in float32); dy is scaled by 1e2 so that dx
      * (~ 1e2 * rstd ~ 5e-3) stays clear of f16's subnormal range while the true
@@ -689,13 +686,11 @@ int main(int argc, char **argv) {
             tcase c;
             case_setup(&c, &shapes[si], dtypes[di], dev, 1000 * si + di + 1);
             /* the library reads these on each call; the caller's own settings come back after */
-            env_override split, pingpong, ring;
+            env_override split, pingpong;
             env_set(&split, "LNL_CUDA_SPLIT_STATS_MIN_K", "0", shapes[si].flags & F_SPLIT);
             env_set(&pingpong, "LNL_CUDA_PINGPONG_MAX_K", "65536", shapes[si].flags & F_PINGPONG);
-            env_set(&ring, "LNL_CUDA_PREP_RING", "1", shapes[si].flags & F_PREP_RING);
             for (size_t k = 0; k < 4; k++)
                 if (supported[di][k] && !(no_auto && strats[k] == LNL_STRATEGY_AUTO)) run_case(&c, strats[k]);
-            env_restore(&ring);
             env_restore(&pingpong);
             env_restore(&split);
             case_teardown(&c);

@@ -281,15 +281,12 @@ def test_cuda_f16_folded_weight_overflow(shape):
 # and the transform form then redoes. Shapes: K = 4096 (CPT 4, 8 blocks an SM) with N = 520
 # (three column tiles on 9 x 3 tiles: too few for the statistics inside); K = 8192 (CPT 8);
 # K = 2056, one chunk past the warp kernel (257 chunks: one thread of 128 holds three).
-# LNL_CUDA_PREP_RING=1 takes the block kernel's ring form (rows through shared memory).
 @pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
-@pytest.mark.parametrize("prep", ["block", "ring", "two_launches"])
+@pytest.mark.parametrize("prep", ["block", "two_launches"])
 @pytest.mark.parametrize("shape", [(1100, 4096, 520), (700, 8192, 300), (300, 2056, 264)], ids=str)
 def test_cuda_fold_prep_long_rows(prep, shape, monkeypatch):
     if prep == "two_launches":
         monkeypatch.setenv("LNL_CUDA_FOLD_PREP_MAX_K", "0")
-    if prep == "ring":  # the block kernel's rows through shared memory (cp.async, session 27)
-        monkeypatch.setenv("LNL_CUDA_PREP_RING", "1")
     M, K, N = shape
     g = torch.Generator().manual_seed(17)
     x = 3 + 2 * torch.randn(M, K, generator=g, dtype=torch.float64)
