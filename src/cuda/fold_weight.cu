@@ -13,17 +13,18 @@
  * multiplied by |mean| / std (bench/epilogue_form_numerics.py: y's error 0.5 instead of
  * 2e-3 at row means of 1e3).
  *
- * Up to K = fold_prep_max_stats_k() (8192), one launch does both. Up to K = 2048, a
- * warp a row (fold_prep_kernel): the warps of a persistent grid walk the rows of x
- * (statistics) and then those of W (folding) as one list, so the two jobs share the GPU
- * instead of following each other, and no block waits at a barrier. Each lane loads all of its 16-byte chunks of a row before
- * it uses any; the sums are warp shuffles in a fixed order (deterministic). Where rows
- * are short that is what the two kernels before it lacked, a block a row each: a block
- * finished its row and the memory idled until the next wave of blocks was resident
- * (H200, bf16, profile_cuda.py, session 7 call 2: 0.009 ms at 8192,768,3072 against
- * 0.0055 + 0.011). Longer rows, up to K = 8192, a block a row.
- * Longer still fold with a block a row (fold_weight_kernel) and take their statistics
- * from launch_ln_forward (the caller).
+ * Up to K = fold_prep_max_stats_k() (8192), one launch does both (fold_prep_kernel): the
+ * rows of x (statistics) and then those of W (folding) as one list, walked by a persistent
+ * grid, so the two jobs share the GPU instead of following each other.
+ *  - Up to K = 2048, a warp a row, and no block waits at a barrier. Each lane loads all of
+ *    its 16-byte chunks of a row before it uses any; the sums are warp shuffles in a fixed
+ *    order (deterministic). Where rows are short that is what the two kernels before it
+ *    lacked, a block a row each: a block finished its row and the memory idled until the
+ *    next wave of blocks was resident (H200, bf16, profile_cuda.py, session 7 call 2:
+ *    0.009 ms at 8192,768,3072 against 0.0055 + 0.011).
+ *  - Up to K = 8192, a block of 128 a row.
+ *  - Longer rows fold with a block a row (fold_weight_kernel) and take their statistics
+ *    from launch_ln_forward (the caller).
  *
  * cd holds {c[n], d[n]} pairs; its pairs past N up to fold_cd_columns(N) are zero, since
  * the epilogue reads a whole tile's pairs, two columns' as 16 bytes.
@@ -110,7 +111,9 @@ __device__ __forceinline__ void clear_flag_and_pad(int *off_centre, float *cd, i
  * vs 0.4538-0.4539 ms. */
 constexpr int PREP_BLOCK_THREADS = 128;
 constexpr int64_t PREP_WARP_MAX_K = 2048, PREP_BLOCK_MAX_K = 8192;
-template <int G> __host__ __device__ constexpr int prep_threads() { return G == 32 ? PREP_THREADS : G; }
+template <int G> __host__ __device__ constexpr int prep_threads() {
+    return G == 32 ? PREP_THREADS : G;
+}
 
 template <int G> __device__ __forceinline__ float group_sum(float v, float2 *red) {
     if constexpr (G == 32) return warp_sum(v);
@@ -323,8 +326,8 @@ int blocks_per_sm(std::atomic<int> (&cache)[64], Kernel k, int threads, const de
 template <typename Kernel>
 unsigned prep_grid(std::atomic<int> (&cache)[64], Kernel k, int threads, int64_t rows,
                    int rows_per_block, const device_info &d) {
-    const int64_t want = std::min<int64_t>((rows + rows_per_block - 1) / rows_per_block,
-                                           (int64_t)blocks_per_sm(cache, k, threads, d) * d.sm_count);
+    const int64_t resident = (int64_t)blocks_per_sm(cache, k, threads, d) * d.sm_count;
+    const int64_t want = std::min<int64_t>((rows + rows_per_block - 1) / rows_per_block, resident);
     return (unsigned)std::max<int64_t>(1, std::min<int64_t>(want, FOLD_PREP_MAX_BLOCKS));
 }
 
@@ -388,8 +391,8 @@ cudaError_t launch_prep_t(const T *x, float *mean, float *rstd, int64_t stats_ro
  * LNL_CUDA_FOLD_PREP_MAX_K=k (read on each call, for tests and timing) takes the block
  * kernel only up to K = k (at most 8192; 2048 or less: never, the two launches as before). */
 int64_t fold_prep_max_stats_k() {
-    return std::max(PREP_WARP_MAX_K,
-                    std::min(PREP_BLOCK_MAX_K, env_int64("LNL_CUDA_FOLD_PREP_MAX_K", PREP_BLOCK_MAX_K)));
+    const int64_t k = env_int64("LNL_CUDA_FOLD_PREP_MAX_K", PREP_BLOCK_MAX_K);
+    return std::max(PREP_WARP_MAX_K, std::min(PREP_BLOCK_MAX_K, k));
 }
 
 cudaError_t launch_fold_prep(lnl_dtype dt, const void *x, float *mean, float *rstd,

@@ -508,7 +508,8 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
          * tile with jn == 0 writes mean/rstd and the off-centre flag, as the single tile
          * does with tn == 1. No deadlock: a tile publishes its share before it waits, so
          * a CTA waits only on tiles of its own round, which every CTA of the persistent
-         * grid (all resident) reaches without waiting on a later one. scount (one word a row of tiles) is zeroed before each call. */
+         * grid (all resident) reaches without waiting on a later one. scount (one word a
+         * row of tiles) is zeroed before each call. */
         /* A row's statistics: to shared memory for this tile's epilogue and, by the one tile
          * that owns the row's outputs, to mean/rstd and the off-centre flag. */
         auto publish_row = [&](int r, int64_t row, float mean_r, float rs, bool owner) {

@@ -82,9 +82,9 @@ constexpr int SPLIT_STATS_MAX_COL_TILES = 8;
  * bias, and, for the first stats_rows rows of x, mean and rstd (stats_rows = 0: none,
  * for the in-kernel statistics, or for K > fold_prep_max_stats_k() (8192; an override
  * in fold_weight.cu), where the caller runs launch_ln_forward after it). Clears
- * off_centre and writes block_flags[0, *blocks) (at most FOLD_PREP_MAX_BLOCKS): whether a block's rows of x were off centre or a W' of
- * its rows of W overflowed (f16). Needs K % 8 == 0 and 16-byte aligned x, W, gamma and
- * beta. */
+ * off_centre and writes block_flags[0, *blocks) (at most FOLD_PREP_MAX_BLOCKS): whether a
+ * block's rows of x were off centre or a W' of its rows of W overflowed (f16). Needs
+ * K % 8 == 0 and 16-byte aligned x, W, gamma and beta. */
 constexpr int FOLD_PREP_MAX_BLOCKS = 2048;
 int64_t fold_prep_max_stats_k();
 cudaError_t launch_fold_prep(lnl_dtype dt, const void *x, float *mean, float *rstd,
