@@ -70,9 +70,14 @@ int64_t env_int64(const char *name, int64_t fallback) {
 #ifndef LNL_F32_FOLD
 #define LNL_F32_FOLD 1
 #endif
+/* Problems past the tiny class (M*K*N > 2^24 multiply-adds), where launches no longer
+ * decide the time (AUTO's first rule, lnl_cuda_auto_strategy) */
+static bool past_tiny_class(const lnl_problem *p) {
+    return (double)p->rows * (double)p->in_features * (double)p->out_features > (double)(1 << 24);
+}
 static bool f32_fold_serves(const lnl_problem *p) {
     return LNL_F32_FOLD && p->dtype == LNL_DTYPE_F32 && p->strategy == LNL_STRATEGY_FUSED &&
-           (double)p->rows * (double)p->in_features * (double)p->out_features > (double)(1 << 24);
+           past_tiny_class(p);
 }
 
 /* Workspace layouts. Every region is always reserved (sizes are upper bounds over
@@ -120,27 +125,41 @@ static fwd_layout fwd_carve(const lnl_problem *p, void *base) {
 struct bwd_plan {
     int64_t G, G2, Gp; /* Gp: the dW prep's partial rows (dw_x) */
     int splits;
-    bool dw_x; /* dW from the raw x (dw_from_x.cu) whenever ln_out is not given */
+    bool dw_x;     /* dW from the raw x (dw_from_x.cu) whenever ln_out is not given */
+    bool fused_dw; /* FUSED's own dW kernel (fused_backward.cu) whenever ln_out is not given */
 };
-/* dW from the raw x moves dy (M x N) where the other way of a backward without ln_out
- * moves x (M x K): taken in bf16 where N < K, and by FUSED at any N (its other dW
- * kernel, the mma.sync one, took 5x cuBLAS's time at 8192,4096,4096: 1.70 vs 0.34 ms,
- * bench/cuda/profile_cuda.py, 2026-12-01). Not for launch-bound problems (the tiny
- * class of AUTO, M*K*N <= 2^24), where its six launches cost more than they save.
- * float32 likewise (session 16; -DLNL_F32_DW_X=0 builds without it): FUSED's float32
- * backward otherwise runs the SIMT dW kernel, and AUTO's, where N < K, writes LN(x) for
- * cuBLAS (M x K written and read; x is read for the row shift anyway in float32). FUSED
- * float32 forward+backward / floor, H200, two rounds, with vs without
- * (docs/results/cuda/2026-12-02-session16/call2-f32-dw-x): 4096,768,768 1.07-1.09 vs
- * 1.66-1.68; 8192,1024,1024 1.08-1.09 vs 1.58-1.60; 32768,4096,256 1.08 vs 1.55-1.58. */
+/* A backward without ln_out has three ways to dW = dy^T LN(x), whatever the strategy:
+ *  - dW from the raw x (dw_from_x.cu): moves dy (M x N) twice (dy' written and read) and
+ *    G, N x K in float32, twice, in six launches;
+ *  - LN(x) rebuilt into the workspace for cuBLAS (the `recompute` of backward()): moves
+ *    x (M x K) twice, in the LayerNorm pass that writes it (float32: the row-shift pass
+ *    that reads x anyway), and then the bias gradient's column sums read dy once;
+ *  - the fused dW kernel, LN(x) rebuilt while loading it (mma.sync, or SIMT in float32):
+ *    one launch, but 5x cuBLAS's time at 8192,4096,4096 (1.70 vs 0.34 ms,
+ *    bench/cuda/profile_cuda.py, 2026-12-01).
+ * Taken: dW from the raw x where N < K (bf16; float32 since session 16, -DLNL_F32_DW_X=0
+ * builds without it), the rebuild where N >= K, and the fused kernel for launch-bound
+ * problems only (M*K*N <= 2^24, AUTO's tiny class, where the others' launches cost more
+ * than they save); f16 never takes dW from the raw x (rstd dy can leave f16's range).
+ * The rebuild's workspace is the dxhat region the backward holds anyway; dW from the raw
+ * x adds dy' (M x N) and G.
+ * Until session 28 FUSED took dW from the raw x at every N (f16: the fused kernel), though
+ * at N >= K the rebuild moves fewer bytes in half the launches. FUSED backward ms, H200,
+ * old (a9820aa) / new in turn, lnl-bench (docs/results/cuda/2026-12-03-session28/call1):
+ * bf16, two rounds: 4096,768,768 0.069, 0.057 / 0.048, 0.054; 8192,768,3072 0.183, 0.180 /
+ * 0.151, 0.151; 8192,1024,1024 0.115, 0.111 / 0.097, 0.098; 8192,4096,4096 0.947, 0.946 /
+ * 0.921, 0.910; 8192,4096,12288 2.66, 2.69 / 2.53, 2.55. f16: 8192,768,3072 0.598 / 0.158;
+ * 8192,4096,4096 2.23 / 0.95; 16384,8192,1024 (N < K) 2.40 / 1.25. float32: 8192,1024,1024
+ * 0.778 / 0.756. And earlier, float32's dW from the raw x against the SIMT dW kernel
+ * (session 16, docs/results/cuda/2026-12-02-session16/call2-f32-dw-x), FUSED
+ * forward+backward / floor: 4096,768,768 1.07-1.09 vs 1.66-1.68; 8192,1024,1024 1.08-1.09
+ * vs 1.58-1.60; 32768,4096,256 1.08 vs 1.55-1.58. */
 #ifndef LNL_F32_DW_X
 #define LNL_F32_DW_X 1
 #endif
 static bool dw_from_x_serves(const lnl_problem *p) {
-    const double macs = (double)p->rows * (double)p->in_features * (double)p->out_features;
     return (p->dtype == LNL_DTYPE_BF16 || (LNL_F32_DW_X && p->dtype == LNL_DTYPE_F32)) &&
-           macs > (double)(1 << 24) &&
-           (p->strategy == LNL_STRATEGY_FUSED || p->out_features < p->in_features);
+           past_tiny_class(p) && p->out_features < p->in_features;
 }
 static bwd_plan bwd_plan_for(const lnl_problem *p, const device_info &d) {
     const int64_t M = p->rows, K = p->in_features, N = p->out_features;
@@ -148,8 +167,11 @@ static bwd_plan bwd_plan_for(const lnl_problem *p, const device_info &d) {
     pl.G = ln_bwd_grid(p->dtype, M, K, d);
     pl.G2 = colsum_grid(p->dtype, M, N, d);
     pl.dw_x = dw_from_x_serves(p);
+    pl.fused_dw = p->strategy == LNL_STRATEGY_FUSED && !past_tiny_class(p);
     pl.Gp = pl.dw_x ? dw_prep_rows(p->dtype, M, N, d) : 0;
-    pl.splits = p->strategy == LNL_STRATEGY_FUSED || pl.dw_x ? dw_splits(p->dtype, M, N, K, d) : 1;
+    /* the fused kernel's splits: its own, or dW from the raw x's fallback for rows too far
+     * off centre (which writes its partials over G) */
+    pl.splits = pl.fused_dw || pl.dw_x ? dw_splits(p->dtype, M, N, K, d) : 1;
     return pl;
 }
 
@@ -398,7 +420,7 @@ static lnl_status backward(const lnl_bwd_args *a) {
      * from a recomputed LN(x), the same pass writes it (one read of x, not two). */
     const float *shift = dt == LNL_DTYPE_F32 ? l.shift : nullptr;
     const bool dw_x = plan.dw_x && a->dlinear_weight && !a->ln_out;
-    const bool fused_dw = p->strategy == LNL_STRATEGY_FUSED && !a->ln_out && !dw_x;
+    const bool fused_dw = plan.fused_dw && a->dlinear_weight && !a->ln_out;
     const bool recompute = a->dlinear_weight && !a->ln_out && !fused_dw && !dw_x;
     if (!mean || shift || recompute) {
         CU_TRY(recompute ? "layernorm forward (recompute)" : "layernorm statistics",
@@ -553,7 +575,7 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
  *  is a guess inside it. */
 lnl_strategy lnl_cuda_auto_strategy(const lnl_problem *p, int backward) {
     const double macs = (double)p->rows * (double)p->in_features * (double)p->out_features;
-    if (macs <= (double)(1 << 24)) return LNL_STRATEGY_FUSED;
+    if (!past_tiny_class(p)) return LNL_STRATEGY_FUSED;
     if (backward || p->out_features > 1024 ||
         (double)p->rows * (double)p->in_features < (double)(1 << 23) ||
         (p->out_features > 256 && macs < 8589934592.0 /* 2^33 */))

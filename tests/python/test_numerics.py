@@ -157,8 +157,10 @@ def test_cuda_f32_fused_large_tiles(M, K, N, offset):
 # Big enough for the Hopper bf16/f16 fused forward (fused_forward_sm90.cu) to walk
 # several 128 x 256 tiles per CTA of its persistent grid, with tails in every
 # dimension: N = 4104 takes the epilogue through shared memory (N % 8 == 0), N = 4100
-# the direct one; (2048, 1024, 2048) has no tails. The backward runs the mma.sync
-# kernels at these sizes too. N = 200 and 256 fit one column of tiles, 102 of them (3/4 of
+# the direct one; (2048, 1024, 2048) has no tails. The backward, without ln_out, rebuilds
+# LN(x) for cuBLAS where N >= K; where N < K bf16 takes dW from the raw x (and its fused
+# dW kernel for off-centre rows) and f16 the rebuild. N = 200 and 256 fit one column of
+# tiles, 102 of them (3/4 of
 # the H200's SMs and more): there the epilogue form computes the row statistics inside its
 # GEMM kernel. The row means: 3 and 100 (|mean| * rstd ~ 1.5 and ~50)
 # take the epilogue form, LN applied to x W'^T in the epilogue, 100 close to its limit
