@@ -191,7 +191,13 @@ static bwd_layout bwd_carve(const lnl_problem *p, const bwd_plan &pl, void *base
     l.mean = (float *)c.take((size_t)M * 4);
     l.rstd = (float *)c.take((size_t)M * 4);
     l.shift = (float *)c.take((size_t)M * 4);
-    l.act = c.take((size_t)M * K * 4); /* dxhat (float32 at most); unfused: ln_out first */
+    /* dxhat (float32 at most); a LN(x) rebuilt by its own pass first, or, where dxhat is
+     * 16-bit, after it from the next 256-byte boundary (backward()): hence the 256 bytes
+     * more. Without them that LN(x) ran up to 255 bytes into part_g where 2 M K is not a
+     * multiple of 256 (session 28, call 3: dW and dln_weight wrong in f16 at K = 1032,
+     * 4097, 4104 and 8200; the other regions are 256-aligned, so it stayed inside the
+     * workspace). */
+    l.act = c.take((size_t)M * K * 4 + 256);
     l.part_g = (float *)c.take((size_t)pl.G * K * 4);
     l.part_b = (float *)c.take((size_t)pl.G * K * 4);
     l.part_db = (float *)c.take((size_t)pl.G2 * N * 4);
@@ -422,18 +428,35 @@ static lnl_status backward(const lnl_bwd_args *a) {
     const bool dw_x = plan.dw_x && a->dlinear_weight && !a->ln_out;
     const bool fused_dw = plan.fused_dw && a->dlinear_weight && !a->ln_out;
     const bool recompute = a->dlinear_weight && !a->ln_out && !fused_dw && !dw_x;
-    if (!mean || shift || recompute) {
-        CU_TRY(recompute ? "layernorm forward (recompute)" : "layernorm statistics",
-               launch_ln_forward(dt, a->x, recompute ? a->ln_weight : nullptr,
-                                 recompute ? a->ln_bias : nullptr, recompute ? l.act : nullptr,
+    const bool ln_bwd_runs = a->dx || a->dln_weight || a->dln_bias;
+    /* The recomputed LN(x) from the LayerNorm backward, which reads x anyway, where dxhat
+     * is in the 16-bit dtype (K >= 512): the act region (M x K floats) then holds dxhat in
+     * its first half and LN(x) from a 256-byte boundary after it, and the dW GEMM runs
+     * after the LayerNorm backward. Elsewhere a LayerNorm pass of its own writes LN(x)
+     * into the act region before the dW GEMM, and dxhat replaces it afterwards. */
+    const bool ln_in_bwd = recompute && ln_bwd_runs && !dxhat_f32(dt, K);
+    /* inside the act region: 2 M K bytes of dxhat, padding to 256, 2 M K bytes of LN(x) */
+    void *ln_rebuilt = ln_in_bwd ? (char *)l.act + align_up((size_t)M * K * 2, 256) : l.act;
+    const bool ln_pass = recompute && !ln_in_bwd;
+    if (!mean || shift || ln_pass) {
+        CU_TRY(ln_pass ? "layernorm forward (recompute)" : "layernorm statistics",
+               launch_ln_forward(dt, a->x, ln_pass ? a->ln_weight : nullptr,
+                                 ln_pass ? a->ln_bias : nullptr, ln_pass ? l.act : nullptr,
                                  l.mean, l.rstd, l.shift, M, K, (float)p->eps, d, s));
         if (!mean) {
             mean = l.mean;
             rstd = l.rstd;
         }
     }
-    /* 1. dW = dy^T @ LN(x) */
-    if (a->dlinear_weight) {
+    /* dW^T[K,N] = ln_out^T[K,M] @ (dy^T[N,M])^T-op. Not with cuBLASLt's BGRADB epilogue
+     * for db: it runs as a separate kernel slower than our column sums (H200, bf16: 88 vs
+     * 55 us at 8192 x 12288; and at 8192,768,3072 it made the dW GEMM itself 1.35-1.5x
+     * slower, bench/cuda/lt_probe.cu). */
+    auto dw_gemm = [&](const void *ln_out) {
+        return bwd_gemm(dt, false, true, K, N, M, ln_out, K, a->dy, N, a->dlinear_weight, K, l, s);
+    };
+    /* 1. dW = dy^T @ LN(x) (ln_in_bwd: after step 3) */
+    if (a->dlinear_weight && !ln_in_bwd) {
         if (dw_x) {
             /* dy' and the sums (dlinear_bias's among them), G = x^T-contracted with dy'
              * by cuBLAS, the fused kernel for off-centre rows only, then dW and db */
@@ -454,12 +477,7 @@ static lnl_status backward(const lnl_bwd_args *a) {
                    launch_fused_dw_gemm(dt, a->dy, a->x, mean, rstd, shift, a->ln_weight, a->ln_bias,
                                         a->dlinear_weight, l.part_dw, plan.splits, M, K, N, d, s));
         } else {
-            /* dW^T[K,N] = ln_out^T[K,M] @ (dy^T[N,M])^T-op. Not with cuBLASLt's BGRADB
-             * epilogue for db: it runs as a separate kernel slower than our column sums
-             * (H200, bf16: 88 vs 55 us at 8192 x 12288; and at 8192,768,3072 it made
-             * the dW GEMM itself 1.35-1.5x slower, bench/cuda/lt_probe.cu). */
-            const void *ln_out = recompute ? l.act : a->ln_out;
-            ST_TRY(bwd_gemm(dt, false, true, K, N, M, ln_out, K, a->dy, N, a->dlinear_weight, K, l, s));
+            ST_TRY(dw_gemm(recompute ? l.act : a->ln_out));
         }
     }
     /* The ordered reductions of partials (db, dgamma, dbeta) run as one launch at the end. */
@@ -471,7 +489,7 @@ static lnl_status backward(const lnl_bwd_args *a) {
         jobs[njobs++] = {l.part_db, plan.G2, N, a->dlinear_bias};
     }
     /* 3. dxhat = dy @ W, then the LayerNorm backward (reuses the act region) */
-    if (a->dx || a->dln_weight || a->dln_bias) {
+    if (ln_bwd_runs) {
         /* column-major: dxhat^T[K,M] = W^T[K,N] @ dy^T[N,M] */
         ST_TRY(bwd_gemm(dt, dxhat_f32(dt, K), false, K, M, N, a->linear_weight, K, a->dy, N, l.act,
                         K, l, s));
@@ -479,9 +497,10 @@ static lnl_status backward(const lnl_bwd_args *a) {
         CU_TRY("layernorm backward",
                launch_ln_backward(dt, l.act, a->x, mean, rstd, shift, a->ln_weight, a->dx,
                                   parts ? l.part_g : nullptr, parts ? l.part_b : nullptr, M, K, plan.G,
-                                  d, s));
+                                  d, s, a->ln_bias, ln_in_bwd ? ln_rebuilt : nullptr));
         if (a->dln_weight) jobs[njobs++] = {l.part_g, plan.G, K, a->dln_weight};
         if (a->dln_bias) jobs[njobs++] = {l.part_b, plan.G, K, a->dln_bias};
+        if (ln_in_bwd) ST_TRY(dw_gemm(ln_rebuilt));
     }
     CU_TRY("ordered reductions (db, dln_weight, dln_bias)", launch_reduce_partials(dt, jobs, njobs, s));
     return LNL_STATUS_SUCCESS;

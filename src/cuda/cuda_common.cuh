@@ -211,10 +211,14 @@ cudaError_t launch_add_bias(lnl_dtype dt, void *y, const void *bias, int64_t M, 
                             cudaStream_t s);
 /* LayerNorm backward from dxhat [M,K]: dx (optional), and per-block float partials
  * of dgamma/dbeta ([G,K] each, optional) reduced later by launch_reduce_partials. */
+/* With ln_out (16-bit dtypes with dxhat in their own dtype only: !dxhat_f32), it also
+ * writes LN(x) = xhat * gamma + beta there, as launch_ln_forward would (beta may be
+ * null, as gamma may). */
 cudaError_t launch_ln_backward(lnl_dtype dt, const void *dxhat, const void *x, const float *mean,
                                const float *rstd, const float *shift, const void *gamma, void *dx,
                                float *part_g, float *part_b, int64_t M, int64_t K, int64_t G,
-                               const device_info &d, cudaStream_t s);
+                               const device_info &d, cudaStream_t s, const void *beta = nullptr,
+                               void *ln_out = nullptr);
 /* out[l] = sum_{g<G} part[g*L + l] in order g = 0..G-1, stored as dtype. */
 cudaError_t launch_reduce_partials(lnl_dtype dt, const float *part, int64_t G, int64_t L, void *out,
                                    cudaStream_t s);

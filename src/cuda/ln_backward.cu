@@ -48,6 +48,18 @@ template <typename T, int V> __device__ __forceinline__ void lds(const unsigned 
     }
 }
 
+/* V elements to global memory; one 16-byte store when V * sizeof(T) is 16. */
+template <typename T, int V> __device__ __forceinline__ void stv(T *p, const T (&v)[V]) {
+    if constexpr (V * sizeof(T) == 16) {
+        uint4 u;
+        memcpy(&u, v, 16);
+        *reinterpret_cast<uint4 *>(p) = u;
+    } else {
+#pragma unroll
+        for (int j = 0; j < V; j++) p[j] = v[j];
+    }
+}
+
 /* Block b owns rows [b*R, min(M,(b+1)*R)). Element k of the partials is only ever
  * touched by the thread that owns k's chunk, so they need no barrier: they live in
  * shared memory when 2*K floats fit, else directly in the block's global slice. */
@@ -57,7 +69,8 @@ __global__ void ln_bwd_kernel(const TD *__restrict__ dxhat, const T *__restrict_
                               const float *__restrict__ shift,
                               const T *__restrict__ gamma, T *__restrict__ dx,
                               float *__restrict__ part_g, float *__restrict__ part_b, int64_t M,
-                              int64_t K, int smem_parts) {
+                              int64_t K, int smem_parts, const T *__restrict__ beta,
+                              T *__restrict__ ln_out) {
     extern __shared__ float sp[];
     pdl_wait(); /* launched by launch_dependent */
     pdl_launch_dependents();
@@ -97,10 +110,12 @@ __global__ void ln_bwd_kernel(const TD *__restrict__ dxhat, const T *__restrict_
                 }
             }
         }
-        if (!dx) continue;
-        const float2 c12 = block_sum2(s1, s2, red);
-        const float c1 = c12.x / (float)K, c2 = c12.y / (float)K;
-        T *dxr = dx + row * K;
+        if (!dx && !ln_out) continue;
+        float c1 = 0.f, c2 = 0.f;
+        if (dx) {
+            const float2 c12 = block_sum2(s1, s2, red);
+            c1 = c12.x / (float)K, c2 = c12.y / (float)K;
+        }
         /* second pass re-reads the row this block just read (L1/L2 hits) */
         for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x) {
             TD dv[V];
@@ -108,19 +123,23 @@ __global__ void ln_bwd_kernel(const TD *__restrict__ dxhat, const T *__restrict_
             ldv<TD, V>(dr + c * V, dv);
             ldv<T, V>(xr + c * V, xv);
             if (gamma) ldv<T, V>(gamma + c * V, gv);
+            if (dx) {
 #pragma unroll
-            for (int j = 0; j < V; j++) {
-                float xh = ((to_f(xv[j]) - x0) - dm) * rs;
-                float g = to_f(dv[j]) * (gamma ? to_f(gv[j]) : 1.f);
-                o[j] = from_f<T>(rs * (g - c1 - xh * c2));
+                for (int j = 0; j < V; j++) {
+                    float xh = ((to_f(xv[j]) - x0) - dm) * rs;
+                    float g = to_f(dv[j]) * (gamma ? to_f(gv[j]) : 1.f);
+                    o[j] = from_f<T>(rs * (g - c1 - xh * c2));
+                }
+                stv<T, V>(dx + row * K + c * V, o);
             }
-            if constexpr (V * sizeof(T) == 16) {
-                uint4 u;
-                memcpy(&u, o, 16);
-                *reinterpret_cast<uint4 *>(dxr + c * V) = u;
-            } else {
+            if (ln_out) { /* LN(x) for the dW GEMM, as launch_ln_forward writes it */
+                T bv[V];
+                if (beta) ldv<T, V>(beta + c * V, bv);
 #pragma unroll
-                for (int j = 0; j < V; j++) dxr[c * V + j] = o[j];
+                for (int j = 0; j < V; j++)
+                    o[j] = from_f<T>(((to_f(xv[j]) - x0) - dm) * rs * (gamma ? to_f(gv[j]) : 1.f) +
+                                     (beta ? to_f(bv[j]) : 0.f));
+                stv<T, V>(ln_out + row * K + c * V, o);
             }
         }
     }
@@ -177,6 +196,26 @@ __device__ __forceinline__ void row_dx(const TD (&dv)[CPT][V], const T (&xv)[CPT
         *reinterpret_cast<uint4 *>(dxr + c * V) = u;
     }
 }
+/* LN(x) = xhat * gamma + beta for the thread's chunks of the row, as launch_ln_forward
+ * writes it: the dW GEMM's operand in a backward without ln_out, written here beside dx
+ * while the row of x is in registers (the LayerNorm pass that wrote it before read x
+ * once more, and was one more launch). gamma is gam (1 without it), beta read from L1. */
+template <typename T, int V, int CPT>
+__device__ __forceinline__ void row_ln(const T (&xv)[CPT][V], const float (&gam)[CPT][V],
+                                       const T *__restrict__ beta, float x0, float dm, float rs,
+                                       int64_t nchunks, T *__restrict__ lnr) {
+#pragma unroll
+    for (int i = 0; i < CPT; i++) {
+        const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
+        if (c >= nchunks) continue;
+        T bv[V], o[V];
+        if (beta) ldv<T, V>(beta + c * V, bv);
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            o[j] = from_f<T>(((to_f(xv[i][j]) - x0) - dm) * rs * gam[i][j] + (beta ? to_f(bv[j]) : 0.f));
+        stv<T, V>(lnr + c * V, o);
+    }
+}
 /* The thread's gamma (1 without it) and zeroed partials; and at the end, the partials
  * into the block's slice of part_g / part_b. */
 template <typename T, int V, int CPT>
@@ -225,12 +264,13 @@ __device__ __forceinline__ void store_partials(const float (&pg)[CPT][V], const 
 /* The common case: each thread keeps CPT chunks of its row (dxhat and x) in
  * registers, so dx needs no second read, and its gamma and its dgamma/dbeta
  * partials stay in registers across all the block's rows. */
-template <typename T, typename TD, int V, int CPT>
+template <typename T, typename TD, int V, int CPT, bool LNOUT>
 __global__ void __launch_bounds__(512) ln_bwd_reg_kernel(const TD *__restrict__ dxhat, const T *__restrict__ x,
                                   const float *__restrict__ mean, const float *__restrict__ rstd,
                                   const float *__restrict__ shift, const T *__restrict__ gamma,
                                   T *__restrict__ dx, float *__restrict__ part_g,
-                                  float *__restrict__ part_b, int64_t M, int64_t K) {
+                                  float *__restrict__ part_b, int64_t M, int64_t K,
+                                  const T *__restrict__ beta, T *__restrict__ ln_out) {
     __shared__ float2 red[32];
     pdl_wait(); /* launched by launch_dependent */
     pdl_launch_dependents();
@@ -272,6 +312,7 @@ __global__ void __launch_bounds__(512) ln_bwd_reg_kernel(const TD *__restrict__ 
             row_dx<T, TD, V, CPT>(dv, xv, gam, x0, dm, rs, c12.x / (float)K, c12.y / (float)K, nchunks,
                                   dx + row * K);
         }
+        if constexpr (LNOUT) row_ln<T, V, CPT>(xv, gam, beta, x0, dm, rs, nchunks, ln_out + row * K);
 #pragma unroll
         for (int i = 0; i < CPT; i++)
 #pragma unroll
@@ -296,12 +337,13 @@ __global__ void __launch_bounds__(512) ln_bwd_reg_kernel(const TD *__restrict__ 
  * every thread has read it: after the row's block reduction, whose barriers all threads
  * pass after their reads (a plain __syncthreads without dx). */
 constexpr int RING_MAX_DEPTH = 8;
-template <typename T, typename TD, int V, int CPT>
+template <typename T, typename TD, int V, int CPT, bool LNOUT>
 __global__ void __launch_bounds__(512) ln_bwd_ring_kernel(const TD *__restrict__ dxhat, const T *__restrict__ x,
                                    const float *__restrict__ mean, const float *__restrict__ rstd,
                                    const float *__restrict__ shift, const T *__restrict__ gamma,
                                    T *__restrict__ dx, float *__restrict__ part_g,
-                                   float *__restrict__ part_b, int64_t M, int64_t K, int depth) {
+                                   float *__restrict__ part_b, int64_t M, int64_t K, int depth,
+                                   const T *__restrict__ beta, T *__restrict__ ln_out) {
 #if LNL_SM90A
     extern __shared__ __align__(128) unsigned char ring[];
     __shared__ float2 red[32];
@@ -360,6 +402,7 @@ __global__ void __launch_bounds__(512) ln_bwd_ring_kernel(const TD *__restrict__
         if (dx)
             row_dx<T, TD, V, CPT>(dv, xv, gam, x0, dm, rs, c12.x / (float)K, c12.y / (float)K, nchunks,
                                   dx + row * K);
+        if constexpr (LNOUT) row_ln<T, V, CPT>(xv, gam, beta, x0, dm, rs, nchunks, ln_out + row * K);
     }
     if (parts) store_partials<V, CPT>(pg, pb, nchunks, K, part_g, part_b);
 #endif
@@ -382,13 +425,13 @@ template <typename T> static reg_plan plan_reg(int64_t K) {
     const int cpt = nchunks <= 512 ? 1 : 2;
     return {true, cpt, (int)(((nchunks + cpt - 1) / cpt + 31) / 32 * 32)};
 }
-template <typename T, typename TD> static auto reg_kernel(int cpt) {
+template <typename T, typename TD, bool LNOUT = false> static auto reg_kernel(int cpt) {
     constexpr int V = vec_elems<T>();
-    return cpt == 1 ? ln_bwd_reg_kernel<T, TD, V, 1> : ln_bwd_reg_kernel<T, TD, V, 2>;
+    return cpt == 1 ? ln_bwd_reg_kernel<T, TD, V, 1, LNOUT> : ln_bwd_reg_kernel<T, TD, V, 2, LNOUT>;
 }
-template <typename T, typename TD> static auto ring_kernel(int cpt) {
+template <typename T, typename TD, bool LNOUT = false> static auto ring_kernel(int cpt) {
     constexpr int V = vec_elems<T>();
-    return cpt == 1 ? ln_bwd_ring_kernel<T, TD, V, 1> : ln_bwd_ring_kernel<T, TD, V, 2>;
+    return cpt == 1 ? ln_bwd_ring_kernel<T, TD, V, 1, LNOUT> : ln_bwd_ring_kernel<T, TD, V, 2, LNOUT>;
 }
 /* One slot of the ring: a row of dxhat and one of x, each padded to 128 bytes. */
 template <typename T, typename TD> static size_t ring_slot_bytes(int64_t K) {
@@ -469,24 +512,34 @@ template <typename T, typename TD>
 static cudaError_t ln_backward_t(const TD *dxhat, const T *x, const float *mean, const float *rstd,
                                  const float *shift, const T *gamma, T *dx, float *part_g,
                                  float *part_b, int64_t M, int64_t K, int64_t G, const device_info &d,
-                                 cudaStream_t s) {
+                                 cudaStream_t s, const T *beta, T *ln_out) {
     constexpr int V = vec_elems<T>();
+    /* ln_out is written by 16-bit backwards with dxhat in their own dtype only (launch_ln_backward) */
+    constexpr bool CAN_LNOUT = std::is_same<T, TD>::value && sizeof(T) == 2;
+    if (!CAN_LNOUT && ln_out) return cudaErrorInvalidValue;
     bool vec = K % V == 0 && aligned16(dxhat) && aligned16(x) && aligned16(gamma) && aligned16(dx) &&
-               aligned16(part_g) && aligned16(part_b);
+               aligned16(part_g) && aligned16(part_b) && aligned16(beta) && aligned16(ln_out);
     int64_t nchunks = vec ? K / V : K;
     const reg_plan rp = plan_reg<T>(K);
     if (vec && rp.use) {
+        /* the grid (G) and the ring's depth are those of the kernel without ln_out, which
+         * fixes the partials' layout whichever kernel runs */
         const int depth = ring_depth<T, TD>(K, blocks_per_sm<T, TD>(K, d.device), d);
         if (depth > 0) {
             auto *kern = ring_kernel<T, TD>(rp.cpt);
+            if constexpr (CAN_LNOUT)
+                if (ln_out) kern = ring_kernel<T, TD, true>(rp.cpt);
             const size_t smem = (size_t)depth * ring_slot_bytes<T, TD>(K);
             const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
             if (e != cudaSuccess) return e;
             return launch_dependent(kern, dim3((unsigned)G), dim3(rp.threads), smem, s, dxhat, x, mean, rstd,
-                                    shift, gamma, dx, part_g, part_b, M, K, depth);
+                                    shift, gamma, dx, part_g, part_b, M, K, depth, beta, ln_out);
         }
-        return launch_dependent(reg_kernel<T, TD>(rp.cpt), dim3((unsigned)G), dim3(rp.threads), 0, s,
-                                dxhat, x, mean, rstd, shift, gamma, dx, part_g, part_b, M, K);
+        auto *kern = reg_kernel<T, TD>(rp.cpt);
+        if constexpr (CAN_LNOUT)
+            if (ln_out) kern = reg_kernel<T, TD, true>(rp.cpt);
+        return launch_dependent(kern, dim3((unsigned)G), dim3(rp.threads), 0, s, dxhat, x, mean, rstd,
+                                shift, gamma, dx, part_g, part_b, M, K, beta, ln_out);
     }
     int threads = (int)std::min<int64_t>(512, std::max<int64_t>(32, (nchunks + 31) / 32 * 32));
     size_t pbytes = 2 * (size_t)K * sizeof(float);
@@ -499,23 +552,24 @@ static cudaError_t ln_backward_t(const TD *dxhat, const T *x, const float *mean,
         if (e != cudaSuccess) return e;
     }
     return launch_dependent(kern, dim3((unsigned)G), dim3(threads), smem, s, dxhat, x, mean, rstd, shift,
-                            gamma, dx, part_g, part_b, M, K, smem_parts);
+                            gamma, dx, part_g, part_b, M, K, smem_parts, beta, ln_out);
 }
 
 cudaError_t launch_ln_backward(lnl_dtype dt, const void *dxhat, const void *x, const float *mean,
                                const float *rstd, const float *shift, const void *gamma, void *dx,
                                float *part_g, float *part_b, int64_t M, int64_t K, int64_t G,
-                               const device_info &d, cudaStream_t s) {
+                               const device_info &d, cudaStream_t s, const void *beta,
+                               void *ln_out) {
     if (M == 0) return cudaSuccess;
     cudaError_t e = cudaSuccess;
     const bool f32 = dxhat_f32(dt, K);
     LNL_DISPATCH(dt, T,
                  e = f32 ? ln_backward_t<T, float>((const float *)dxhat, (const T *)x, mean, rstd, shift,
                                                    (const T *)gamma, (T *)dx, part_g, part_b, M, K, G,
-                                                   d, s)
+                                                   d, s, (const T *)beta, (T *)ln_out)
                          : ln_backward_t<T, T>((const T *)dxhat, (const T *)x, mean, rstd, shift,
                                                (const T *)gamma, (T *)dx, part_g, part_b, M, K, G, d,
-                                               s));
+                                               s, (const T *)beta, (T *)ln_out));
     return e;
 }
 
