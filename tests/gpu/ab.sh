@@ -117,17 +117,21 @@ ab_pytest() { # NAME LIMIT EXPR: the Python tests matching -k EXPR on build-NAME
     echo "pytest $n rc $?: $(tail -1 "$R/pytest_$n.txt")"
 }
 
+# Each call's files carry its number (bench_VARIANT_rROUND_cCALL.txt): session 28's scripts
+# called it once a dtype, and every call overwrote the one before's rounds.
+AB_BENCH_CALLS=0
 ab_bench() { # ROUNDS "VARIANT..." "BENCH ARGS" SHAPE...: the variants in turn, ROUNDS times
     local rounds=$1 variants=$2 args=$3 r v s shapes=()
     shift 3
+    AB_BENCH_CALLS=$((AB_BENCH_CALLS + 1))
     for s in "$@"; do shapes+=(--shape "$s"); done
     for ((r = 1; r <= rounds; r++)); do
         for v in $variants; do
             # shellcheck disable=SC2086
             timeout "${AB_BENCH_LIMIT:-120}" "build-$v/bench/lnl-bench" --device "$AB_DEVICE" $args \
-                "${shapes[@]}" >"$R/bench_${v}_$r.txt" 2>&1
+                "${shapes[@]}" >"$R/bench_${v}_r${r}_c$AB_BENCH_CALLS.txt" 2>&1
             echo "== $v round $r rc $?"
-            ab_rows "$R/bench_${v}_$r.txt"
+            ab_rows "$R/bench_${v}_r${r}_c$AB_BENCH_CALLS.txt"
         done
     done
 }
