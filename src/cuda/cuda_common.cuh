@@ -34,6 +34,18 @@ template <> __device__ __forceinline__ __half from_f<__half>(float v) { return _
 /* Elements in one 16-byte vector. */
 template <typename T> constexpr int vec_elems() { return 16 / (int)sizeof(T); }
 
+/* Stores V consecutive elements; a single 16-byte store when V * sizeof(T) == 16. */
+template <typename T, int V> __device__ __forceinline__ void store_vec(T *p, const T (&v)[V]) {
+    if constexpr (V * sizeof(T) == 16) {
+        uint4 u;
+        memcpy(&u, v, 16);
+        *reinterpret_cast<uint4 *>(p) = u;
+    } else {
+#pragma unroll
+        for (int j = 0; j < V; j++) p[j] = v[j];
+    }
+}
+
 inline bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
 inline cudaDataType_t cuda_type(lnl_dtype d) {

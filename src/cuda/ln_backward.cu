@@ -48,18 +48,6 @@ template <typename T, int V> __device__ __forceinline__ void lds(const unsigned 
     }
 }
 
-/* V elements to global memory; one 16-byte store when V * sizeof(T) is 16. */
-template <typename T, int V> __device__ __forceinline__ void stv(T *p, const T (&v)[V]) {
-    if constexpr (V * sizeof(T) == 16) {
-        uint4 u;
-        memcpy(&u, v, 16);
-        *reinterpret_cast<uint4 *>(p) = u;
-    } else {
-#pragma unroll
-        for (int j = 0; j < V; j++) p[j] = v[j];
-    }
-}
-
 /* Block b owns rows [b*R, min(M,(b+1)*R)). Element k of the partials is only ever
  * touched by the thread that owns k's chunk, so they need no barrier: they live in
  * shared memory when 2*K floats fit, else directly in the block's global slice. */
@@ -130,7 +118,7 @@ __global__ void ln_bwd_kernel(const TD *__restrict__ dxhat, const T *__restrict_
                     float g = to_f(dv[j]) * (gamma ? to_f(gv[j]) : 1.f);
                     o[j] = from_f<T>(rs * (g - c1 - xh * c2));
                 }
-                stv<T, V>(dx + row * K + c * V, o);
+                store_vec<T, V>(dx + row * K + c * V, o);
             }
             if (ln_out) { /* LN(x) for the dW GEMM, as launch_ln_forward writes it */
                 T bv[V];
@@ -139,7 +127,7 @@ __global__ void ln_bwd_kernel(const TD *__restrict__ dxhat, const T *__restrict_
                 for (int j = 0; j < V; j++)
                     o[j] = from_f<T>(((to_f(xv[j]) - x0) - dm) * rs * (gamma ? to_f(gv[j]) : 1.f) +
                                      (beta ? to_f(bv[j]) : 0.f));
-                stv<T, V>(ln_out + row * K + c * V, o);
+                store_vec<T, V>(ln_out + row * K + c * V, o);
             }
         }
     }
@@ -213,7 +201,7 @@ __device__ __forceinline__ void row_ln(const T (&xv)[CPT][V], const float (&gam)
 #pragma unroll
         for (int j = 0; j < V; j++)
             o[j] = from_f<T>(((to_f(xv[i][j]) - x0) - dm) * rs * gam[i][j] + (beta ? to_f(bv[j]) : 0.f));
-        stv<T, V>(lnr + c * V, o);
+        store_vec<T, V>(lnr + c * V, o);
     }
 }
 /* The thread's gamma (1 without it) and zeroed partials; and at the end, the partials

@@ -24,16 +24,6 @@ template <typename T, int V> __device__ __forceinline__ void load_vec_any(const 
         for (int j = 0; j < V; j++) v[j] = p[j];
     }
 }
-template <typename T, int V> __device__ __forceinline__ void store_vec(T *p, const T (&v)[V]) {
-    if constexpr (V * sizeof(T) == 16) {
-        uint4 u;
-        memcpy(&u, v, 16);
-        *reinterpret_cast<uint4 *>(p) = u;
-    } else {
-#pragma unroll
-        for (int j = 0; j < V; j++) p[j] = v[j];
-    }
-}
 
 /* V = elements per access: 16 bytes when every pointer is aligned and K % V == 0,
  * else 1 (the slower, always-correct path for misaligned buffers). */
