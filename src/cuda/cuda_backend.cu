@@ -554,7 +554,9 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
  *    beyond tiny problems: since session 5 FUSED's bf16 backward takes dW from the raw x
  *    (dw_from_x.cu), as UNFUSED's does without ln_out where N < K, but it still trails
  *    UNFUSED's with ln_out kept (bf16 bwd ms, lnl-bench at e7d2f4c: 8192,768,3072 0.210
- *    vs 0.168; 8192,4096,4096 0.949 vs 0.896; 32768,4096,256 0.570 vs 0.542).
+ *    vs 0.168; 8192,4096,4096 0.949 vs 0.896; 32768,4096,256 0.570 vs 0.542). Since
+ *    session 28 (bwd_plan_for) the two backwards without ln_out are the same past the
+ *    tiny class: the way to dW depends on N < K and the dtype, not on the strategy.
  *  - 2026-12-01, session 3 (lnl-bench, two runs each, docs/results/cuda/2026-12-01-fold):
  *    the Hopper forward in its epilogue form (fused_forward_sm90.cu) against UNFUSED,
  *    bf16 forward ms. FUSED wins: 16384,8192,1024 0.465 vs 0.510-0.521; 32768,4096,256
