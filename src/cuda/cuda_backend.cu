@@ -436,7 +436,7 @@ static lnl_status backward(const lnl_bwd_args *a) {
      * into the act region before the dW GEMM, and dxhat replaces it afterwards. */
     const bool ln_in_bwd = recompute && ln_bwd_runs && !dxhat_f32(dt, K);
     /* inside the act region: 2 M K bytes of dxhat, padding to 256, 2 M K bytes of LN(x) */
-    void *ln_rebuilt = ln_in_bwd ? (char *)l.act + align_up((size_t)M * K * 2, 256) : l.act;
+    void *ln_rebuilt = ln_in_bwd ? (char *)l.act + align_up((size_t)M * K * 2, 256) : nullptr;
     const bool ln_pass = recompute && !ln_in_bwd;
     if (!mean || shift || ln_pass) {
         CU_TRY(ln_pass ? "layernorm forward (recompute)" : "layernorm statistics",
@@ -497,7 +497,7 @@ static lnl_status backward(const lnl_bwd_args *a) {
         CU_TRY("layernorm backward",
                launch_ln_backward(dt, l.act, a->x, mean, rstd, shift, a->ln_weight, a->dx,
                                   parts ? l.part_g : nullptr, parts ? l.part_b : nullptr, M, K, plan.G,
-                                  d, s, a->ln_bias, ln_in_bwd ? ln_rebuilt : nullptr));
+                                  d, s, a->ln_bias, ln_rebuilt));
         if (a->dln_weight) jobs[njobs++] = {l.part_g, plan.G, K, a->dln_weight};
         if (a->dln_bias) jobs[njobs++] = {l.part_b, plan.G, K, a->dln_bias};
         if (ln_in_bwd) ST_TRY(dw_gemm(ln_rebuilt));

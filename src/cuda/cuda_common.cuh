@@ -34,6 +34,14 @@ template <> __device__ __forceinline__ __half from_f<__half>(float v) { return _
 /* Elements in one 16-byte vector. */
 template <typename T> constexpr int vec_elems() { return 16 / (int)sizeof(T); }
 
+/* LN(x) of one element, (x - x0 - dm) * rstd * gamma + beta, in this order wherever the
+ * library writes LN(x) (the LayerNorm forward, and the backward's rebuild beside dx), so
+ * that both give the same bits: x0 is the row's mean, or its first element with dm the
+ * exact shift (float32). */
+__device__ __forceinline__ float ln_value(float x, float x0, float dm, float rs, float g, float b) {
+    return ((x - x0) - dm) * rs * g + b;
+}
+
 /* Stores V consecutive elements; a single 16-byte store when V * sizeof(T) == 16. */
 template <typename T, int V> __device__ __forceinline__ void store_vec(T *p, const T (&v)[V]) {
     if constexpr (V * sizeof(T) == 16) {

@@ -123,6 +123,9 @@ __global__ void ln_bwd_kernel(const TD *__restrict__ dxhat, const T *__restrict_
             if (ln_out) { /* LN(x) for the dW GEMM, as launch_ln_forward writes it */
                 T bv[V];
                 if (beta) ldv<T, V>(beta + c * V, bv);
+                /* ln_value's arithmetic written out: through the helper, ptxas contracted
+                 * this kernel's multiply-adds differently (its dx too), and this form is
+                 * the one the H200 ran (session 28, call 4) */
 #pragma unroll
                 for (int j = 0; j < V; j++)
                     o[j] = from_f<T>(((to_f(xv[j]) - x0) - dm) * rs * (gamma ? to_f(gv[j]) : 1.f) +
@@ -200,7 +203,7 @@ __device__ __forceinline__ void row_ln(const T (&xv)[CPT][V], const float (&gam)
         if (beta) ldv<T, V>(beta + c * V, bv);
 #pragma unroll
         for (int j = 0; j < V; j++)
-            o[j] = from_f<T>(((to_f(xv[i][j]) - x0) - dm) * rs * gam[i][j] + (beta ? to_f(bv[j]) : 0.f));
+            o[j] = from_f<T>(ln_value(to_f(xv[i][j]), x0, dm, rs, gam[i][j], beta ? to_f(bv[j]) : 0.f));
         store_vec<T, V>(lnr + c * V, o);
     }
 }

@@ -81,7 +81,7 @@ __global__ void ln_fwd_kernel(const T *__restrict__ x, const T *__restrict__ gam
 #pragma unroll
             for (int j = 0; j < V; j++) {
                 float gj = gamma ? to_f(g[j]) : 1.f, bj = beta ? to_f(b[j]) : 0.f;
-                o[j] = from_f<T>(((to_f(v[j]) - x0) - dm) * rs * gj + bj);
+                o[j] = from_f<T>(ln_value(to_f(v[j]), x0, dm, rs, gj, bj));
             }
             store_vec<T, V>(orow + c * V, o);
         }
@@ -146,7 +146,7 @@ __device__ __forceinline__ void ln_fwd_row(const T *__restrict__ x, const T *__r
 #pragma unroll
         for (int j = 0; j < V; j++) {
             float gj = gamma ? to_f(g[j]) : 1.f, bj = beta ? to_f(b[j]) : 0.f;
-            o[j] = from_f<T>(((to_f(v[i][j]) - x0) - dm) * rs * gj + bj);
+            o[j] = from_f<T>(ln_value(to_f(v[i][j]), x0, dm, rs, gj, bj));
         }
         store_vec<T, V>(orow + c * V, o);
     }
