@@ -509,7 +509,8 @@ static cudaError_t ln_backward_t(const TD *dxhat, const T *x, const float *mean,
     constexpr bool CAN_LNOUT = std::is_same<T, TD>::value && sizeof(T) == 2;
     if (!CAN_LNOUT && ln_out) return cudaErrorInvalidValue;
     bool vec = K % V == 0 && aligned16(dxhat) && aligned16(x) && aligned16(gamma) && aligned16(dx) &&
-               aligned16(part_g) && aligned16(part_b) && aligned16(beta) && aligned16(ln_out);
+               aligned16(part_g) && aligned16(part_b) &&
+               (!ln_out || (aligned16(beta) && aligned16(ln_out))); /* beta: read for ln_out only */
     int64_t nchunks = vec ? K / V : K;
     const reg_plan rp = plan_reg<T>(K);
     if (vec && rp.use) {
