@@ -325,7 +325,7 @@ static lnl_status forward(const lnl_fwd_args *a) {
          * fwd_carve set aside for them. */
         const bool stats_inside = fold && LNL_SM90_STATS_INSIDE &&
                                   fused_forward_sm90_stats_inside(K, N) &&
-                                  4 * fused_forward_sm90_tiles(M, N) >= 3 * (int64_t)d.sm_count;
+                                  4 * fused_forward_sm90_tiles(M, K, N, d) >= 3 * (int64_t)d.sm_count;
         const bool stats_in_prep = fold && !stats_inside && K <= fold_prep_max_stats_k();
         /* split statistics (several column tiles): their counters start at zero */
         const int64_t split_rows = stats_inside ? fused_forward_sm90_split_rows(M, K, N) : 0;
@@ -603,7 +603,8 @@ lnl_strategy lnl_cuda_auto_strategy(const lnl_problem *p, int backward) {
         return LNL_STRATEGY_UNFUSED;
     device_info d;
     if (device_query(&d) != LNL_STATUS_SUCCESS) return LNL_STRATEGY_UNFUSED;
-    const bool fills = 4 * fused_forward_sm90_tiles(p->rows, p->out_features) >= 3 * (int64_t)d.sm_count;
+    const bool fills = 4 * fused_forward_sm90_tiles(p->rows, p->in_features, p->out_features, d) >=
+                       3 * (int64_t)d.sm_count;
     return fills && fused_forward_sm90_serves(p->dtype, p->rows, p->in_features, p->out_features, d)
                ? LNL_STRATEGY_FUSED
                : LNL_STRATEGY_UNFUSED;

@@ -1,7 +1,7 @@
 /* FUSED forward on Hopper: y = LN(x) @ W^T + b with wgmma, for bf16/f16.
  *
- * A persistent grid (one CTA per SM) walks BM x BN tiles of y (BM = 128; BN = 128 or
- * 256) with three warpgroups and a ring of shared-memory stages, each holding a
+ * A persistent grid (one CTA per SM) walks BM x BN tiles of y (BM = 128; BN = 128, 192
+ * or 256: pick_bn) with three warpgroups and a ring of shared-memory stages, each holding a
  * 64-wide K slice of x (BM rows) and of the weight (BN rows), written by TMA with the
  * 128-byte swizzle:
  *  - warpgroup 0: the producer; one thread issues the TMA loads of each stage, which
@@ -113,7 +113,8 @@ static bool use_pingpong(int bn, bool stats_inside, int64_t K) {
 }
 
 template <int BN, bool PP = false> struct tile_cfg {
-    static constexpr int STAGES = BN == 256 ? 4 : 6;
+    /* 4 x 48 KB (BN = 256), 4 x 40 KB (192; 5 would not fit), 6 x 32 KB (128) */
+    static constexpr int STAGES = BN >= 192 ? 4 : 6;
     static constexpr int TILE_M = PP ? 64 : BM; /* rows of x a stage holds */
     static constexpr int A_BYTES = TILE_M * BK * 2;
     static constexpr int B_BYTES = BN * BK * 2;
@@ -917,15 +918,22 @@ struct fwd_operands {
     bool y_vec16;
 };
 
+/* The epilogue form computing the statistics itself; 192-wide tiles never do (pick_bn),
+ * and their kernel of that form is not built. */
+template <typename T, int BN> constexpr auto fold_stats_kernel() {
+    if constexpr (BN == 192) return ln_gemm_fwd_sm90<T, BN, FORM_FOLD>;
+    else return ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>;
+}
+
 template <typename T, int BN>
 cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, const device_info &d,
                      cudaStream_t s) {
     using C = tile_cfg<BN>;
+    if (BN == 192 && o.stats_inside) return cudaErrorInvalidValue;
     /* set on every launch: the limit belongs to the current device's context, so a
      * process-wide "done once" would fail on the second GPU it uses */
     for (auto *k : {ln_gemm_fwd_sm90<T, BN, FORM_TRANSFORM>, ln_gemm_fwd_sm90<T, BN, FORM_FOLD>,
-                    ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>,
-                    ln_gemm_fwd_sm90<T, BN, FORM_FOLD, BN == 256>}) {
+                    fold_stats_kernel<T, BN>(), ln_gemm_fwd_sm90<T, BN, FORM_FOLD, BN == 256>}) {
         const cudaError_t e =
             cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::SMEM);
         if (e != cudaSuccess) return e;
@@ -946,7 +954,7 @@ cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, con
         /* the ping-pong form: tiles of 64 rows (x's map in 64-row boxes), its own ring */
         using CP = tile_cfg<BN, BN == 256>;
         const bool pp = BN == 256 && o.pp;
-        auto *k = o.stats_inside ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>
+        auto *k = o.stats_inside ? fold_stats_kernel<T, BN>()
                   : pp           ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD, BN == 256>
                                  : ln_gemm_fwd_sm90<T, BN, FORM_FOLD>;
         const int64_t tiles_pp = ((M + CP::TILE_M - 1) / CP::TILE_M) * tiles_n;
@@ -970,18 +978,21 @@ cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, con
 template <typename T>
 cudaError_t launch_typed(int bn, const fwd_operands &o, int64_t M, int64_t K, int64_t N,
                          const device_info &d, cudaStream_t s) {
-    return bn == 256 ? launch_t<T, 256>(o, M, K, N, d, s) : launch_t<T, 128>(o, M, K, N, d, s);
+    return bn == 256   ? launch_t<T, 256>(o, M, K, N, d, s)
+           : bn == 192 ? launch_t<T, 192>(o, M, K, N, d, s)
+                       : launch_t<T, 128>(o, M, K, N, d, s);
 }
 
 } // namespace
 
-/* Tile width along N: 256, which halves the transform's work per output column; it
+/* Tile width along N (the statistics' forms and their workspace count columns of it;
+ * pick_bn below may narrow it to 192): 256, which halves the transform's work per output column; it
  * beat 128 on every shape measured, N = 256 included (H200: 8192,4096,4096 0.65 vs
  * 0.92 ms; 32768,4096,256 0.26 vs 0.33 ms, both with the transform form). 128 only when
  * N fits in it. N = 256 as two 128-wide tiles sharing the statistics (split statistics,
  * session 16) lost too: bf16 FUSED forward 0.187-0.188 vs 0.146-0.147 ms at 32768,4096,256
  * and 0.151-0.152 vs 0.099-0.102 at 65536,1024,256 (docs/results/cuda/2026-12-02-session16). */
-static int pick_bn(int64_t N) { return N <= 128 ? 128 : 256; }
+static int column_bn(int64_t N) { return N <= 128 ? 128 : 256; }
 
 /* The smallest K that takes the split statistics, and its override for tests. bf16 FUSED
  * forward ms, H200, two rounds, split vs the pre-pass (session 16): 16384,8192,1024
@@ -1006,20 +1017,49 @@ static int64_t split_stats_min_k() { return env_int64("LNL_CUDA_SPLIT_STATS_MIN_
 #define LNL_SM90_SPLIT_STATS 1
 #endif
 bool fused_forward_sm90_stats_inside(int64_t K, int64_t N) {
-    const int64_t cols = (N + pick_bn(N) - 1) / pick_bn(N);
+    const int64_t cols = (N + column_bn(N) - 1) / column_bn(N);
     return cols == 1 || (LNL_SM90_SPLIT_STATS && cols <= SPLIT_STATS_MAX_COL_TILES &&
                          K >= split_stats_min_k());
 }
 int64_t fused_forward_sm90_split_cols(int64_t K, int64_t N) {
-    const int64_t cols = (N + pick_bn(N) - 1) / pick_bn(N);
+    const int64_t cols = (N + column_bn(N) - 1) / column_bn(N);
     return cols > 1 && fused_forward_sm90_stats_inside(K, N) ? cols : 0;
 }
 int64_t fused_forward_sm90_split_rows(int64_t M, int64_t K, int64_t N) {
     return fused_forward_sm90_split_cols(K, N) ? (M + BM - 1) / BM : 0;
 }
 
-int64_t fused_forward_sm90_tiles(int64_t M, int64_t N) {
-    const int bn = pick_bn(N);
+/* Narrower tiles where 256-wide ones leave the last round of the persistent grid (a
+ * round: one tile on each SM) mostly empty. A tile's time goes with its width (its MMAs,
+ * its operand bytes), so a call's time with rounds(bn) * bn, rounds(bn) = ceil(tiles(bn) /
+ * SMs): at 4096,768,768 on 132 SMs, 96 tiles of 256 columns take one round of 256, 128
+ * tiles of 192 one round of 192; at 512,4096,4096, 64 tiles of 256 one round of 256, 128
+ * of 128 one round of 128. A narrower width is taken where its product is at most
+ * NARROW_GAIN[] of 256's, since narrower tiles move more operand bytes a MAC (192: 11%,
+ * 128: 33%), and only where the statistics come from the pre-pass: the in-kernel forms
+ * (one column of tiles, split statistics) keep column_bn, which sizes their workspace.
+ * LNL_CUDA_SM90_BN=128, 192 or 256 (read on each call; for tests and timing) takes that
+ * width wherever a narrower one could be taken. */
+constexpr int NARROW_BN[2] = {192, 128};
+constexpr double NARROW_GAIN[2] = {0.9, 0.8};
+static int pick_bn(int64_t M, int64_t K, int64_t N, int sms) {
+    const int bn = column_bn(N);
+    if (bn != 256 || N <= 256 || fused_forward_sm90_stats_inside(K, N)) return bn;
+    const int64_t forced = env_int64("LNL_CUDA_SM90_BN", 0);
+    if (forced == 128 || forced == 192 || forced == 256) return (int)forced;
+    const int64_t tm = (M + BM - 1) / BM, s = sms > 0 ? sms : 1;
+    auto cost = [&](int w) { return (double)((tm * ((N + w - 1) / w) + s - 1) / s * w); };
+    int best = 256;
+    double best_cost = cost(256);
+    for (int i = 0; i < 2; i++) {
+        const double c = cost(NARROW_BN[i]);
+        if (c <= NARROW_GAIN[i] * cost(256) && c < best_cost) best = NARROW_BN[i], best_cost = c;
+    }
+    return best;
+}
+
+int64_t fused_forward_sm90_tiles(int64_t M, int64_t K, int64_t N, const device_info &d) {
+    const int bn = pick_bn(M, K, N, d.sm_count);
     return ((M + BM - 1) / BM) * ((N + bn - 1) / bn);
 }
 
@@ -1046,7 +1086,7 @@ cudaError_t launch_fused_forward_sm90(lnl_dtype dt, const void *x, const float *
     *launched = false;
     if (!fused_forward_sm90_runs(dt, M, K, N, x, W, gamma, beta, d)) return cudaSuccess;
     encode_fn enc = tensor_map_encoder();
-    const int bn = pick_bn(N);
+    const int bn = pick_bn(M, K, N, d.sm_count);
     fwd_operands o{};
     if (!make_map(enc, &o.mx, dt, x, M, K, BM) || !make_map(enc, &o.mw, dt, W, N, K, bn))
         return cudaSuccess;

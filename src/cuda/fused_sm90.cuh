@@ -24,9 +24,9 @@ namespace lnl {
  * given 16-byte aligned x, W, gamma and beta (AUTO's rule asks before pointers exist). */
 bool fused_forward_sm90_serves(lnl_dtype dt, int64_t M, int64_t K, int64_t N,
                                const device_info &d);
-/* The number of output tiles it splits an M x N problem into (its persistent grid runs
- * min(tiles, SMs) CTAs). */
-int64_t fused_forward_sm90_tiles(int64_t M, int64_t N);
+/* The number of output tiles it splits an M x K x N problem into on device d (its
+ * persistent grid runs min(tiles, SMs) CTAs). */
+int64_t fused_forward_sm90_tiles(int64_t M, int64_t K, int64_t N, const device_info &d);
 
 /* Whether launch_fused_forward_sm90 will run for these operands (served, aligned, and
  * the driver's tensor-map encoder found). */
@@ -34,10 +34,11 @@ bool fused_forward_sm90_runs(lnl_dtype dt, int64_t M, int64_t K, int64_t N, cons
                              const void *W, const void *gamma, const void *beta,
                              const device_info &d);
 
-/* {c, d}'s columns: N padded with zero pairs to a whole 256-column tile, so that the
- * GEMM kernel's epilogue reads a tile's pairs with no bounds checks (they cost ~160 of
- * its ~1330 instructions a warp and tile). */
-constexpr int64_t FOLD_CD_PAD = 256;
+/* {c, d}'s columns: N padded with zero pairs to a whole tile, so that the GEMM kernel's
+ * epilogue reads a tile's pairs with no bounds checks (they cost ~160 of its ~1330
+ * instructions a warp and tile). 768 is a whole number of tiles of each width the kernel
+ * takes (128, 192 and 256 columns). */
+constexpr int64_t FOLD_CD_PAD = 768;
 __host__ __device__ constexpr int64_t fold_cd_columns(int64_t N) {
     return (N + FOLD_CD_PAD - 1) / FOLD_CD_PAD * FOLD_CD_PAD;
 }

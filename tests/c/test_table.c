@@ -39,6 +39,8 @@ static const char *g_name[N_G] = {"dx", "dln_weight", "dln_bias", "dlinear_weigh
                        statistics, which the library takes only from K = 4096 */
 #define F_PINGPONG 32 /* run under LNL_CUDA_PINGPONG_MAX_K=65536: the Hopper forward's
                          ping-pong form, which the library takes only when asked to */
+#define F_BN192 64 /* run under LNL_CUDA_SM90_BN=192 (F_BN128: 128): the Hopper forward's */
+#define F_BN128 128 /* narrower tiles at N > 256, taken only where they fill the SMs better */
 #define OFFSET_F16_LIMIT 2
 
 typedef struct {
@@ -111,6 +113,18 @@ static const shape_t shapes[] = {
      * default) at the same shape: 66 x 3 tiles of 128 rows on fewer CTAs than SMs. */
     {4224, 1024, 520, 0, 0, F_QUICK | F_HOPPER | F_PINGPONG},
     {4224, 1024, 520, 0, 0, F_HOPPER},
+    /* Narrower tiles at N > 256 (pick_bn in fused_forward_sm90.cu; session 29), both
+     * forms: 300,136,776 on 3 x 5 tiles of 192 columns, the last 8 wide, K's three slices
+     * the last partial, y through TMA stores; 300,72,580 with 1e3 rows (the transform form
+     * redoes it) and N % 8 != 0 (plain stores), no bias; 300,136,904 on 3 x 8 tiles of 128,
+     * the last 8 wide. The rule takes them on the H200's 132 SMs at 4096,136,768 (96 tiles
+     * of 256 columns or 128 of 192, one round each) and 384,264,2056 (27 tiles of 256, or
+     * 51 of 128: one round either way; the last 8 columns wide). */
+    {300, 136, 776, 0, 0, F_QUICK | F_HOPPER | F_BN192},
+    {300, 72, 580, 1, NULL_LB, F_QUICK | F_HOPPER | F_BN192},
+    {300, 136, 904, 0, 0, F_HOPPER | F_BN128},
+    {4096, 136, 768, 0, 0, F_HOPPER},
+    {384, 264, 2056, 1, 0, F_HOPPER},
     /* Two to four columns of tiles (N <= 1024) on enough tiles: the split statistics, each
      * column tile summing every tn-th K slice and the tiles of a row of tiles merging
      * their shares (fused_forward_sm90.cu; F_SPLIT takes them at these small K).
@@ -686,11 +700,14 @@ int main(int argc, char **argv) {
             tcase c;
             case_setup(&c, &shapes[si], dtypes[di], dev, 1000 * si + di + 1);
             /* the library reads these on each call; the caller's own settings come back after */
-            env_override split, pingpong;
+            env_override split, pingpong, bn;
             env_set(&split, "LNL_CUDA_SPLIT_STATS_MIN_K", "0", shapes[si].flags & F_SPLIT);
             env_set(&pingpong, "LNL_CUDA_PINGPONG_MAX_K", "65536", shapes[si].flags & F_PINGPONG);
+            env_set(&bn, "LNL_CUDA_SM90_BN", shapes[si].flags & F_BN128 ? "128" : "192",
+                    shapes[si].flags & (F_BN192 | F_BN128));
             for (size_t k = 0; k < 4; k++)
                 if (supported[di][k] && !(no_auto && strats[k] == LNL_STRATEGY_AUTO)) run_case(&c, strats[k]);
+            env_restore(&bn);
             env_restore(&pingpong);
             env_restore(&split);
             case_teardown(&c);
