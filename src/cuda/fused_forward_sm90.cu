@@ -124,9 +124,9 @@ template <int BN, bool PP = false> struct tile_cfg {
     static constexpr int OUT_BYTES = 8 * 16 * 128 * 2;
     /* stages, staging area, barriers, the in-kernel statistics' (mean, rstd) per tile row,
      * the producer's two words (below), and slack to align the ring to 1024 bytes (the
-     * swizzle atom): 231504 bytes (BN = 256) of the 232448 an H200 block may have */
+     * swizzle atom): 231512 bytes (BN = 256) of the 232448 an H200 block may have */
     static constexpr size_t SMEM =
-        (size_t)STAGES * STAGE_BYTES + OUT_BYTES + 2 * STAGES * 8 + BM * 8 + 16 + 1024;
+        (size_t)STAGES * STAGE_BYTES + OUT_BYTES + (2 * STAGES + 1) * 8 + BM * 8 + 16 + 1024;
 };
 
 /* The kernel's forms (see the header): the transform form; the epilogue form with the
@@ -265,9 +265,14 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
     unsigned char *sA = smem, *sB = smem + S * C::A_BYTES, *sOut = sB + S * C::B_BYTES;
     uint64_t *full = (uint64_t *)(sOut + C::OUT_BYTES), *empty = full + S;
-    float2 *sstat = (float2 *)(empty + S); /* STATS: (mean, rstd) of each tile row */
+    /* FORM_FOLD: completes once warp 1 has written *verdict (below). The producer waits on
+     * it instead of spinning on the word: a spin is a data race to racecheck (two warps, no
+     * barrier between), which session 29's run.sh reported once a quick-table row gave a
+     * CTA more than one tile of this form. */
+    uint64_t *verdict_bar = empty + S;
+    float2 *sstat = (float2 *)(verdict_bar + 1); /* STATS: (mean, rstd) of each tile row */
     /* FOLD: set by the producer when it stops early; FORM_FOLD: the pre-pass's verdict
-     * on the rows (0: not read yet, 1: all fit this form, 2: some do not) */
+     * on the rows (1: all fit this form, 2: some do not) */
     volatile int *stop = (volatile int *)(sstat + BM), *verdict = stop + 1;
 
     const int64_t tiles_m = (M + C::TILE_M - 1) / C::TILE_M, tiles_n = (N + BN - 1) / BN;
@@ -293,6 +298,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             mbar_init(&full[i], 1);
             mbar_init(&empty[i], PP ? 4 : 8); /* one arrival per consumer warp (PP: of one warpgroup) */
         }
+        mbar_init(verdict_bar, 1);
         *stop = 0;
         *verdict = 0;
         mbar_init_fence();
@@ -308,6 +314,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             tma_prefetch_map(map_b);
             if (y_vec16) tma_prefetch_map(map_y);
             uint32_t it = 0;
+            int v = 0; /* FORM_FOLD: the verdict, once read */
             for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
                 /* FORM_FOLD: once some row is known to be off centre, the transform form
                  * will redo the whole call and the rest of this kernel's work is wasted:
@@ -324,8 +331,9 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                  * round's rows (test_cuda_stats_inside_redo_many_tiles). Off-centre data
                  * is the rare case; it costs the whole GEMM twice there. */
                 if (FORM == FORM_FOLD && !PP && tile != blockIdx.x) {
-                    int v;
-                    while ((v = *verdict) == 0) {
+                    if (v == 0) {
+                        mbar_wait(verdict_bar, 0);
+                        v = *verdict;
                     }
                     if (v == 2) {
                         const int s = it % S;
@@ -356,7 +364,10 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             const bool any = __any_sync(0xffffffffu, off != 0);
             if (lane == 0) {
                 if (any) *off_centre = 1;
-                if (!STATS) *verdict = any ? 2 : 1;
+                if (!STATS) {
+                    *verdict = any ? 2 : 1;
+                    mbar_arrive(verdict_bar); /* release: the word is seen with the phase */
+                }
             }
         }
         return;
@@ -1044,7 +1055,9 @@ constexpr int NARROW_BN[2] = {192, 128};
 constexpr double NARROW_GAIN[2] = {0.9, 0.8};
 static int pick_bn(int64_t M, int64_t K, int64_t N, int sms) {
     const int bn = column_bn(N);
-    if (bn != 256 || N <= 256 || fused_forward_sm90_stats_inside(K, N)) return bn;
+    /* the ping-pong form, where asked for, is 256 wide */
+    if (bn != 256 || N <= 256 || fused_forward_sm90_stats_inside(K, N) || use_pingpong(256, false, K))
+        return bn;
     const int64_t forced = env_int64("LNL_CUDA_SM90_BN", 0);
     if (forced == 128 || forced == 192 || forced == 256) return (int)forced;
     const int64_t tm = (M + BM - 1) / BM, s = sms > 0 ? sms : 1;

@@ -123,6 +123,14 @@ static const shape_t shapes[] = {
     {300, 136, 776, 0, 0, F_QUICK | F_HOPPER | F_BN192},
     {300, 72, 580, 1, NULL_LB, F_QUICK | F_HOPPER | F_BN192},
     {300, 136, 904, 0, 0, F_HOPPER | F_BN128},
+    /* ... and more tiles than SMs in the epilogue form with the pre-pass's statistics: 5 x
+     * 33 tiles of 128 columns on 132 CTAs, so a CTA's producer reads the pre-pass's
+     * verdict before its second tile: centred (it goes on) and with 1e3 rows (it stops;
+     * the transform form redoes the call). In the quick set for racecheck: until session
+     * 29 no quick row gave a CTA of that form a second tile, and the producer's spin on the
+     * verdict word, a race to racecheck, went unseen. */
+    {600, 72, 4104, 0, 0, F_QUICK | F_HOPPER | F_BN128},
+    {600, 72, 4104, 1, NULL_LB, F_QUICK | F_HOPPER | F_BN128},
     {4096, 136, 768, 0, 0, F_HOPPER},
     {384, 264, 2056, 1, 0, F_HOPPER},
     /* Two to four columns of tiles (N <= 1024) on enough tiles: the split statistics, each
