@@ -997,8 +997,8 @@ cudaError_t launch_typed(int bn, const fwd_operands &o, int64_t M, int64_t K, in
 } // namespace
 
 /* Tile width along N (the statistics' forms and their workspace count columns of it;
- * pick_bn below may narrow it to 192): 256, which halves the transform's work per output column; it
- * beat 128 on every shape measured, N = 256 included (H200: 8192,4096,4096 0.65 vs
+ * pick_bn below may narrow it to 192 or 128): 256, which halves the transform's work per
+ * output column; it beat 128 on every shape measured, N = 256 included (H200: 8192,4096,4096 0.65 vs
  * 0.92 ms; 32768,4096,256 0.26 vs 0.33 ms, both with the transform form). 128 only when
  * N fits in it. N = 256 as two 128-wide tiles sharing the statistics (split statistics,
  * session 16) lost too: bf16 FUSED forward 0.187-0.188 vs 0.146-0.147 ms at 32768,4096,256
@@ -1056,7 +1056,8 @@ constexpr double NARROW_GAIN[2] = {0.9, 0.8};
 static int pick_bn(int64_t M, int64_t K, int64_t N, int sms) {
     const int bn = column_bn(N);
     /* the ping-pong form, where asked for, is 256 wide */
-    if (bn != 256 || N <= 256 || fused_forward_sm90_stats_inside(K, N) || use_pingpong(256, false, K))
+    if (bn != 256 || N <= 256 || fused_forward_sm90_stats_inside(K, N) ||
+        use_pingpong(256, false, K))
         return bn;
     const int64_t forced = env_int64("LNL_CUDA_SM90_BN", 0);
     if (forced == 128 || forced == 192 || forced == 256) return (int)forced;
