@@ -59,12 +59,13 @@
 #include "fused_sm90.cuh"
 #include "sm90_primitives.cuh"
 #include "split_stats.cuh"
+#include "tile_width.cuh"
 #include "wgmma_ops.cuh"
 
 namespace lnl {
 namespace {
 
-constexpr int BM = 128, BK = 64, THREADS = 384;
+constexpr int BM = SM90_TILE_ROWS, BK = 64, THREADS = 384;
 /* The warpgroups' registers after setmaxnreg: the producer gives up what the two consumer
  * warpgroups take. The pool setmaxnreg.inc draws from is the CTA's own allocation at
  * launch, 168 registers a thread (__launch_bounds__(384, 1): 65536 / 384 rounded down to a
@@ -996,15 +997,6 @@ cudaError_t launch_typed(int bn, const fwd_operands &o, int64_t M, int64_t K, in
 
 } // namespace
 
-/* Tile width along N (the statistics' forms and their workspace count columns of it;
- * pick_bn below may narrow it to 192 or 128): 256, which halves the transform's work per
- * output column; it beat 128 on every shape measured, N = 256 included (H200: 8192,4096,4096 0.65 vs
- * 0.92 ms; 32768,4096,256 0.26 vs 0.33 ms, both with the transform form). 128 only when
- * N fits in it. N = 256 as two 128-wide tiles sharing the statistics (split statistics,
- * session 16) lost too: bf16 FUSED forward 0.187-0.188 vs 0.146-0.147 ms at 32768,4096,256
- * and 0.151-0.152 vs 0.099-0.102 at 65536,1024,256 (docs/results/cuda/2026-12-02-session16). */
-static int column_bn(int64_t N) { return N <= 128 ? 128 : 256; }
-
 /* The smallest K that takes the split statistics, and its override for tests. bf16 FUSED
  * forward ms, H200, two rounds, split vs the pre-pass (session 16): 16384,8192,1024
  * 0.409-0.415 vs 0.469-0.508; 12800,4096,768 0.180-0.184 vs 0.186-0.189; but
@@ -1028,48 +1020,26 @@ static int64_t split_stats_min_k() { return env_int64("LNL_CUDA_SPLIT_STATS_MIN_
 #define LNL_SM90_SPLIT_STATS 1
 #endif
 bool fused_forward_sm90_stats_inside(int64_t K, int64_t N) {
-    const int64_t cols = (N + column_bn(N) - 1) / column_bn(N);
+    const int64_t cols = (N + sm90_column_bn(N) - 1) / sm90_column_bn(N);
     return cols == 1 || (LNL_SM90_SPLIT_STATS && cols <= SPLIT_STATS_MAX_COL_TILES &&
                          K >= split_stats_min_k());
 }
 int64_t fused_forward_sm90_split_cols(int64_t K, int64_t N) {
-    const int64_t cols = (N + column_bn(N) - 1) / column_bn(N);
+    const int64_t cols = (N + sm90_column_bn(N) - 1) / sm90_column_bn(N);
     return cols > 1 && fused_forward_sm90_stats_inside(K, N) ? cols : 0;
 }
 int64_t fused_forward_sm90_split_rows(int64_t M, int64_t K, int64_t N) {
     return fused_forward_sm90_split_cols(K, N) ? (M + BM - 1) / BM : 0;
 }
 
-/* Narrower tiles where 256-wide ones leave the last round of the persistent grid (a
- * round: one tile on each SM) mostly empty. A tile's time goes with its width (its MMAs,
- * its operand bytes), so a call's time with rounds(bn) * bn, rounds(bn) = ceil(tiles(bn) /
- * SMs): at 4096,768,768 on 132 SMs, 96 tiles of 256 columns take one round of 256, 128
- * tiles of 192 one round of 192; at 512,4096,4096, 64 tiles of 256 one round of 256, 128
- * of 128 one round of 128. A narrower width is taken where its product is at most
- * NARROW_GAIN[] of 256's, since narrower tiles move more operand bytes a MAC (192: 11%,
- * 128: 33%), and only where the statistics come from the pre-pass: the in-kernel forms
- * (one column of tiles, split statistics) keep column_bn, which sizes their workspace.
- * LNL_CUDA_SM90_BN=128, 192 or 256 (read on each call; for tests and timing) takes that
- * width wherever a narrower one could be taken. */
-constexpr int NARROW_BN[2] = {192, 128};
-constexpr double NARROW_GAIN[2] = {0.9, 0.8};
+/* The width of this call's tiles (tile_width.cuh): sm90_column_bn, which the statistics'
+ * forms and their workspace count columns of, or narrower where 256-wide tiles leave the
+ * persistent grid's last round mostly empty, except where the statistics come from the
+ * kernel or the ping-pong form is asked for. LNL_CUDA_SM90_BN=128, 192 or 256 (read on each
+ * call; for tests and timing) takes that width wherever a narrower one could be taken. */
 static int pick_bn(int64_t M, int64_t K, int64_t N, int sms) {
-    const int bn = column_bn(N);
-    /* the ping-pong form, where asked for, is 256 wide */
-    if (bn != 256 || N <= 256 || fused_forward_sm90_stats_inside(K, N) ||
-        use_pingpong(256, false, K))
-        return bn;
-    const int64_t forced = env_int64("LNL_CUDA_SM90_BN", 0);
-    if (forced == 128 || forced == 192 || forced == 256) return (int)forced;
-    const int64_t tm = (M + BM - 1) / BM, s = sms > 0 ? sms : 1;
-    auto cost = [&](int w) { return (double)((tm * ((N + w - 1) / w) + s - 1) / s * w); };
-    int best = 256;
-    double best_cost = cost(256);
-    for (int i = 0; i < 2; i++) {
-        const double c = cost(NARROW_BN[i]);
-        if (c <= NARROW_GAIN[i] * cost(256) && c < best_cost) best = NARROW_BN[i], best_cost = c;
-    }
-    return best;
+    const bool keep = fused_forward_sm90_stats_inside(K, N) || use_pingpong(256, false, K);
+    return sm90_pick_bn(M, N, sms, keep, env_int64("LNL_CUDA_SM90_BN", 0));
 }
 
 int64_t fused_forward_sm90_tiles(int64_t M, int64_t K, int64_t N, const device_info &d) {

@@ -3,6 +3,7 @@
 #define LNL_FUSED_SM90_CUH
 
 #include "cuda_common.cuh"
+#include "tile_width.cuh" /* fold_cd_columns */
 
 /* Timing-only switch: -DLNL_SM90_FOLD=0 builds a library whose Hopper forward always
  * takes the transform form (for same-run A/B measurements; never shipped that way). */
@@ -34,14 +35,6 @@ bool fused_forward_sm90_runs(lnl_dtype dt, int64_t M, int64_t K, int64_t N, cons
                              const void *W, const void *gamma, const void *beta,
                              const device_info &d);
 
-/* {c, d}'s columns: N padded with zero pairs to a whole tile, so that the GEMM kernel's
- * epilogue reads a tile's pairs with no bounds checks (they cost ~160 of its ~1330
- * instructions a warp and tile). 768 is a whole number of tiles of each width the kernel
- * takes (128, 192 and 256 columns). */
-constexpr int64_t FOLD_CD_PAD = 768;
-__host__ __device__ constexpr int64_t fold_cd_columns(int64_t N) {
-    return (N + FOLD_CD_PAD - 1) / FOLD_CD_PAD * FOLD_CD_PAD;
-}
 /* The epilogue form's operands (fold_weight.cu), all in the workspace: the folded
  * weight W' (N x K), {c, d} per column (float32 pairs, padded with zeros to
  * fold_cd_columns(N) columns), the pre-pass's flags (one word a block of its grid: has
