@@ -26,21 +26,14 @@ void expect_bn(int64_t M, int64_t N, int want) {
 
 int main() {
     /* session 29's call 1 (bf16 FUSED forward, each width forced in turn): where the rule
-     * narrows, the narrow width won; where it keeps 256, 192 and 128 were the same or slower */
-    expect_bn(4096, 768, 192);
-    expect_bn(4096, 2304, 192);
-    expect_bn(8192, 2304, 192);
-    expect_bn(2048, 3072, 192);
-    expect_bn(512, 4096, 128);
-    expect_bn(4096, 3072, 256);
-    expect_bn(8192, 3072, 256);
-    expect_bn(8192, 1024, 256);
-    expect_bn(8192, 4096, 256);
-    expect_bn(8192, 12288, 256);
-    /* one column of tiles: column_bn */
-    expect_bn(12800, 100, 128);
-    expect_bn(32768, 256, 256);
-    expect_bn(16, 200, 256);
+     * narrows, the narrow width won; where it keeps 256, 192 and 128 were the same or
+     * slower. Then one column of tiles: column_bn. {M, N, width} */
+    const int64_t cases[][3] = {{4096, 768, 192},   {4096, 2304, 192},  {8192, 2304, 192},
+                                {2048, 3072, 192},  {512, 4096, 128},   {4096, 3072, 256},
+                                {8192, 3072, 256},  {8192, 1024, 256},  {8192, 4096, 256},
+                                {8192, 12288, 256}, {12800, 100, 128},  {32768, 256, 256},
+                                {16, 200, 256}};
+    for (const auto &c : cases) expect_bn(c[0], c[1], (int)c[2]);
 
     int narrowed = 0;
     for (int64_t M = 1; M <= 20000; M = M < 64 ? M + 7 : M * 5 / 4 + 13)
