@@ -930,8 +930,8 @@ struct fwd_operands {
     bool y_vec16;
 };
 
-/* The epilogue form computing the statistics itself; 192-wide tiles never do (pick_bn),
- * and their kernel of that form is not built. */
+/* The epilogue form computing the statistics itself; only tiles of sm90_column_bn do
+ * (launch_fused_forward_sm90 checks), so the 192-wide kernel of that form is not built. */
 template <typename T, int BN> constexpr auto fold_stats_kernel() {
     if constexpr (BN == 192) return ln_gemm_fwd_sm90<T, BN, FORM_FOLD>;
     else return ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>;
@@ -941,7 +941,6 @@ template <typename T, int BN>
 cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, const device_info &d,
                      cudaStream_t s) {
     using C = tile_cfg<BN>;
-    if (BN == 192 && o.stats_inside) return cudaErrorInvalidValue;
     /* set on every launch: the limit belongs to the current device's context, so a
      * process-wide "done once" would fail on the second GPU it uses */
     for (auto *k : {ln_gemm_fwd_sm90<T, BN, FORM_TRANSFORM>, ln_gemm_fwd_sm90<T, BN, FORM_FOLD>,
@@ -1080,6 +1079,9 @@ cudaError_t launch_fused_forward_sm90(lnl_dtype dt, const void *x, const float *
     o.mean = (float *)mean, o.rstd = (float *)rstd, o.cd = fold.cd, o.off_centre = fold.off_centre;
     o.block_flags = fold.block_flags, o.flag_blocks = fold.flag_blocks;
     o.stats_inside = fold.cd && fold.stats_inside, o.eps = fold.eps;
+    /* the in-kernel statistics' workspace counts columns of sm90_column_bn (pick_bn keeps it
+     * for them) */
+    if (o.stats_inside && bn != sm90_column_bn(N)) return cudaErrorInvalidValue;
     o.pp = fold.cd && use_pingpong(bn, o.stats_inside, K);
     o.mx64 = o.mx;
     if (o.pp && !make_map(enc, &o.mx64, dt, x, M, K, 64)) return cudaSuccess;
