@@ -337,6 +337,13 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                         v = *verdict;
                     }
                     if (v == 2) {
+                        /* the consumers' reads of *stop at earlier tiles come before this
+                         * write: wait for the release of the last stage filled (use it - 1,
+                         * the previous tile's last slice), which follows them in every
+                         * consumer warp. The wait below, for the slot's use it - S, does
+                         * not order them where a tile has fewer slices than the ring has
+                         * stages (racecheck reported it at K = 72; session 29, call 3). */
+                        if (it > 0) mbar_wait(&empty[(it - 1) % S], ((it - 1) / S) & 1);
                         const int s = it % S;
                         mbar_wait(&empty[s], ((it / S) & 1) ^ 1);
                         *stop = 1;
@@ -644,7 +651,11 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                  * (32768,4096,256) to 10% (12800,4096,256) slower, kernel 0.139 vs 0.130 ms
                  * and 0.069 vs 0.062-0.063 (H200, bf16, -DLNL_PDL=0, session 11 call 3);
                  * ptxas then schedules the slice loop differently. */
-                if (kt == 0 && __shfl_sync(0xffffffffu, *stop, 0)) {
+                /* lane 0 reads *stop (its arrival on the empty barrier orders the read
+                 * before the producer's write) and the shuffle gives the warp its value */
+                int stop_now = 0;
+                if (kt == 0 && lane == 0) stop_now = *stop;
+                if (kt == 0 && __shfl_sync(0xffffffffu, stop_now, 0)) {
                     /* Before leaving, the earlier tiles' TMA stores of y must have read
                      * the staging (lane 0's groups; the other lanes have none). ptxas
                      * serialized every wgmma of the kernel (C7518) when this wait sat on
