@@ -8,7 +8,7 @@
 # slower (the consumers' kt == 0 branch changed: 32-40 more SASS instructions in the
 # epilogue-form kernels, 8 in the statistics form, whose timing that branch moved by 7-10%
 # once, session 11).
-# device call: `bash docs/results/cuda/2026-12-03-session29/next-stop-word.sh`, carry [".snap/old"]
+# device call (session 30, call 1; old = main at 62127f2, new = the branch at 280687c): `bash docs/results/cuda/2026-12-03-session29/next-stop-word.sh`, carry [".snap/old"] (the script then sat in session 29's folder)
 . tests/gpu/ab.sh && ab_init stopword
 AB_JOBS=8 ab_build old .snap/old "" lnl-bench &
 AB_JOBS=8 ab_build new . "" lnl-bench test_table &
