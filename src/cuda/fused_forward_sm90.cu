@@ -651,11 +651,20 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                  * (32768,4096,256) to 10% (12800,4096,256) slower, kernel 0.139 vs 0.130 ms
                  * and 0.069 vs 0.062-0.063 (H200, bf16, -DLNL_PDL=0, session 11 call 3);
                  * ptxas then schedules the slice loop differently. */
-                /* lane 0 reads *stop (its arrival on the empty barrier orders the read
-                 * before the producer's write) and the shuffle gives the warp its value */
-                int stop_now = 0;
-                if (kt == 0 && lane == 0) stop_now = *stop;
-                if (kt == 0 && __shfl_sync(0xffffffffu, stop_now, 0)) {
+                /* Lane 0 reads *stop (its arrival on the empty barrier orders the read
+                 * before the producer's write) and the shuffle gives the warp its value.
+                 * FORM_FOLD_STATS keeps every lane's read: nothing writes *stop there, and
+                 * the lane-0 read made 32768,4096,256's forward 3.7% slower (0.1459 vs
+                 * 0.1407 ms, medians of three, H200, bf16, session 30 call 1). */
+                bool stop_here;
+                if constexpr (STATS) {
+                    stop_here = kt == 0 && __shfl_sync(0xffffffffu, *stop, 0);
+                } else {
+                    int stop_now = 0;
+                    if (kt == 0 && lane == 0) stop_now = *stop;
+                    stop_here = kt == 0 && __shfl_sync(0xffffffffu, stop_now, 0);
+                }
+                if (stop_here) {
                     /* Before leaving, the earlier tiles' TMA stores of y must have read
                      * the staging (lane 0's groups; the other lanes have none). ptxas
                      * serialized every wgmma of the kernel (C7518) when this wait sat on
