@@ -54,6 +54,32 @@ lnl_status device_query(device_info *d) {
     return LNL_STATUS_SUCCESS;
 }
 
+/* raise_smem_limit's record: a kernel's limit on a device. A full table sets the
+ * attribute on every call, as before session 30. */
+struct smem_limit {
+    const void *kernel;
+    int device;
+    size_t bytes;
+};
+constexpr int MAX_SMEM_LIMITS = 256;
+static std::mutex g_smem_mutex;
+static smem_limit g_smem_limits[MAX_SMEM_LIMITS];
+static int g_smem_count = 0;
+
+cudaError_t raise_smem_limit(const void *kernel, size_t bytes, int device, bool again) {
+    std::lock_guard<std::mutex> lock(g_smem_mutex);
+    int i = 0;
+    while (i < g_smem_count && (g_smem_limits[i].kernel != kernel || g_smem_limits[i].device != device))
+        i++;
+    if (i < g_smem_count && !again && g_smem_limits[i].bytes >= bytes) return cudaSuccess;
+    const cudaError_t e =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    if (e != cudaSuccess) return e;
+    if (i < g_smem_count) g_smem_limits[i].bytes = bytes;
+    else if (g_smem_count < MAX_SMEM_LIMITS) g_smem_limits[g_smem_count++] = {kernel, device, bytes};
+    return cudaSuccess;
+}
+
 int64_t env_int64(const char *name, int64_t fallback) {
     const char *e = getenv(name);
     char *end = nullptr;

@@ -55,6 +55,8 @@
  * contributes exactly 0 (gamma and beta are taken as 0 there, so nothing is read past
  * K); rows past M and columns past N are computed but never stored. */
 
+#include <atomic>
+
 #include "cuda_common.cuh"
 #include "fused_sm90.cuh"
 #include "sm90_primitives.cuh"
@@ -957,18 +959,49 @@ template <typename T, int BN> constexpr auto fold_stats_kernel() {
     else return ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>;
 }
 
+/* The width's kernels may use C::SMEM bytes of shared memory: raised once per device (a
+ * bit each in `done`; the limit belongs to the device's context, so a process-wide "done
+ * once" would fail on the second GPU it uses), or again when `again`. Until session 30
+ * it was set on every call, four runtime calls of the forward's host path. */
+template <typename T, int BN> cudaError_t raise_smem_limit(int device, bool again) {
+    static std::atomic<unsigned long long> done{0};
+    const unsigned long long bit = device >= 0 && device < 64 ? 1ull << device : 0;
+    if (bit && !again && (done.load(std::memory_order_acquire) & bit)) return cudaSuccess;
+    for (auto *k : {ln_gemm_fwd_sm90<T, BN, FORM_TRANSFORM>, ln_gemm_fwd_sm90<T, BN, FORM_FOLD>,
+                    fold_stats_kernel<T, BN>(), ln_gemm_fwd_sm90<T, BN, FORM_FOLD, BN == 256>}) {
+        const cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   (int)tile_cfg<BN>::SMEM);
+        if (e != cudaSuccess) return e;
+    }
+    if (bit) done.fetch_or(bit, std::memory_order_release);
+    return cudaSuccess;
+}
+
+template <typename T, int BN>
+cudaError_t launch_body(const fwd_operands &o, int64_t M, int64_t K, int64_t N,
+                        const device_info &d, cudaStream_t s, bool *launched);
+
+/* Where the first launch fails after the limit was taken as set (a cudaDeviceReset
+ * since drops the context's attributes), the limit is set again and the call tried once
+ * more (launch errors are not sticky). Not after a later launch failed: the kernel before
+ * it has run (and the split statistics' counters, zeroed before the call, have counted). */
 template <typename T, int BN>
 cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, const device_info &d,
                      cudaStream_t s) {
+    cudaError_t e = raise_smem_limit<T, BN>(d.device, false);
+    if (e != cudaSuccess) return e;
+    bool launched = false;
+    e = launch_body<T, BN>(o, M, K, N, d, s, &launched);
+    if (e == cudaSuccess || launched) return e;
+    (void)cudaGetLastError();
+    e = raise_smem_limit<T, BN>(d.device, true);
+    return e != cudaSuccess ? e : launch_body<T, BN>(o, M, K, N, d, s, &launched);
+}
+
+template <typename T, int BN>
+cudaError_t launch_body(const fwd_operands &o, int64_t M, int64_t K, int64_t N,
+                        const device_info &d, cudaStream_t s, bool *launched) {
     using C = tile_cfg<BN>;
-    /* set on every launch: the limit belongs to the current device's context, so a
-     * process-wide "done once" would fail on the second GPU it uses */
-    for (auto *k : {ln_gemm_fwd_sm90<T, BN, FORM_TRANSFORM>, ln_gemm_fwd_sm90<T, BN, FORM_FOLD>,
-                    fold_stats_kernel<T, BN>(), ln_gemm_fwd_sm90<T, BN, FORM_FOLD, BN == 256>}) {
-        const cudaError_t e =
-            cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)C::SMEM);
-        if (e != cudaSuccess) return e;
-    }
     const int64_t tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
     /* persistent: one CTA per SM walks tiles b, b + grid, ...; the producer loads the
      * next tile's first stages while the consumers store this one (measured the same as
@@ -997,6 +1030,7 @@ cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, con
                              o.eps, o.spart, o.scount, (T *)o.y, M, (int)K,
                              (int)N, y_pairs, y_vec16, bias_pairs);
         if (e != cudaSuccess) return e;
+        *launched = true;
     }
     return launch_dependent(ln_gemm_fwd_sm90<T, BN, FORM_TRANSFORM>, dim3((unsigned)grid),
                             dim3(THREADS), C::SMEM, s, o.mx, o.mw, o.my, o.mean, o.rstd, g, b, bi, o.cd,

@@ -522,10 +522,19 @@ static cudaError_t ln_backward_t(const TD *dxhat, const T *x, const float *mean,
             if constexpr (CAN_LNOUT)
                 if (ln_out) kern = ring_kernel<T, TD, true>(rp.cpt);
             const size_t smem = (size_t)depth * ring_slot_bytes<T, TD>(K);
-            const cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-            if (e != cudaSuccess) return e;
-            return launch_dependent(kern, dim3((unsigned)G), dim3(rp.threads), smem, s, dxhat, x, mean, rstd,
-                                    shift, gamma, dx, part_g, part_b, M, K, depth, beta, ln_out);
+            auto launch = [&] {
+                return launch_dependent(kern, dim3((unsigned)G), dim3(rp.threads), smem, s, dxhat, x,
+                                        mean, rstd, shift, gamma, dx, part_g, part_b, M, K, depth,
+                                        beta, ln_out);
+            };
+            /* the limit raised once per device, kernel and size (smem_limits below); set
+             * again and tried once more if the launch fails (a cudaDeviceReset since) */
+            cudaError_t e = raise_smem_limit((const void *)kern, smem, d.device, false);
+            if (e == cudaSuccess) e = launch();
+            if (e == cudaSuccess) return e;
+            (void)cudaGetLastError();
+            e = raise_smem_limit((const void *)kern, smem, d.device, true);
+            return e != cudaSuccess ? e : launch();
         }
         auto *kern = reg_kernel<T, TD>(rp.cpt);
         if constexpr (CAN_LNOUT)
