@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from event_timing import median_ms  # noqa: E402
 from time_cuda import Case, load  # noqa: E402
 
 
@@ -40,37 +41,6 @@ def host_us(fn, reps=300):
         t.append(time.perf_counter() - t0)
         torch.cuda.synchronize()
     return statistics.median(t) * 1e6
-
-
-def event_ms(fn, reps=100):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    t = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        t.append(a.elapsed_time(b))
-    return statistics.median(t)
-
-
-def queued_ms(fn, batch=50, reps=15):
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    t = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(batch):
-            fn()
-        b.record()
-        b.synchronize()
-        t.append(a.elapsed_time(b) / batch)
-    return statistics.median(t)
 
 
 def main():
@@ -94,11 +64,11 @@ def main():
             c.fwd()
             for d, fn in (("fwd", c.fwd), ("bwd", c.bwd)):
                 h = host_us(fn) - ctypes_us
-                e, q = event_ms(fn), queued_ms(fn)
+                e, q = median_ms(fn, reps=100), median_ms(fn, reps=15, batch=50)
                 print(f"{s} {way} {d} {h:.1f} {e:.4f} {q:.4f} {1e3 * (e - q):.1f}", flush=True)
         ln = F.layer_norm(c.x, (K,), c.lnw, c.lnb, 1e-5)
         gemm = lambda: F.linear(ln, c.W, c.b)
-        e, q = event_ms(gemm), queued_ms(gemm)
+        e, q = median_ms(gemm, reps=100), median_ms(gemm, reps=15, batch=50)
         print(f"{s} gemm(torch) fwd - {e:.4f} {q:.4f} {1e3 * (e - q):.1f}", flush=True)
 
 
