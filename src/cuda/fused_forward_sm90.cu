@@ -963,7 +963,7 @@ template <typename T, int BN> constexpr auto fold_stats_kernel() {
  * bit each in `done`; the limit belongs to the device's context, so a process-wide "done
  * once" would fail on the second GPU it uses), or again when `again`. Until session 30
  * it was set on every call, four runtime calls of the forward's host path. */
-template <typename T, int BN> cudaError_t raise_smem_limit(int device, bool again) {
+template <typename T, int BN> cudaError_t raise_width_smem_limit(int device, bool again) {
     static std::atomic<unsigned long long> done{0};
     const unsigned long long bit = device >= 0 && device < 64 ? 1ull << device : 0;
     if (bit && !again && (done.load(std::memory_order_acquire) & bit)) return cudaSuccess;
@@ -988,13 +988,13 @@ cudaError_t launch_body(const fwd_operands &o, int64_t M, int64_t K, int64_t N,
 template <typename T, int BN>
 cudaError_t launch_t(const fwd_operands &o, int64_t M, int64_t K, int64_t N, const device_info &d,
                      cudaStream_t s) {
-    cudaError_t e = raise_smem_limit<T, BN>(d.device, false);
+    cudaError_t e = raise_width_smem_limit<T, BN>(d.device, false);
     if (e != cudaSuccess) return e;
     bool launched = false;
     e = launch_body<T, BN>(o, M, K, N, d, s, &launched);
     if (e == cudaSuccess || launched) return e;
     (void)cudaGetLastError();
-    e = raise_smem_limit<T, BN>(d.device, true);
+    e = raise_width_smem_limit<T, BN>(d.device, true);
     return e != cudaSuccess ? e : launch_body<T, BN>(o, M, K, N, d, s, &launched);
 }
 

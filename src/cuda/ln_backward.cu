@@ -527,7 +527,7 @@ static cudaError_t ln_backward_t(const TD *dxhat, const T *x, const float *mean,
                                         mean, rstd, shift, gamma, dx, part_g, part_b, M, K, depth,
                                         beta, ln_out);
             };
-            /* the limit raised once per device, kernel and size (smem_limits below); set
+            /* the limit raised once per device, kernel and size (raise_smem_limit); set
              * again and tried once more if the launch fails (a cudaDeviceReset since) */
             cudaError_t e = raise_smem_limit((const void *)kern, smem, d.device, false);
             if (e == cudaSuccess) e = launch();
