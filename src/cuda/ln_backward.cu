@@ -182,9 +182,7 @@ __device__ __forceinline__ void row_dx(const TD (&dv)[CPT][V], const T (&xv)[CPT
             const float xh = ((to_f(xv[i][j]) - x0) - dm) * rs;
             o[j] = from_f<T>(rs * (to_f(dv[i][j]) * gam[i][j] - c1 - xh * c2));
         }
-        uint4 u;
-        memcpy(&u, o, 16);
-        *reinterpret_cast<uint4 *>(dxr + c * V) = u;
+        store_vec<T, V>(dxr + c * V, o);
     }
 }
 /* LN(x) = xhat * gamma + beta for the thread's chunks of the row, as launch_ln_forward
