@@ -579,7 +579,13 @@ cudaError_t launch_ln_backward(lnl_dtype dt, const void *dxhat, const void *x, c
  * order is fixed by G alone, so results are bitwise repeatable. One thread per column
  * walking all G rows (the first version) was latency-bound: with G = 4 x SMs = 528 it
  * took ~90 us per call at K = 4096 on the H200, more than the LayerNorm backward. */
-constexpr int RED_COLS = 32, RED_LANES = 16;
+#ifndef LNL_RED_LANES
+#define LNL_RED_LANES 16
+#endif
+#ifndef LNL_RED_UNROLL
+#define LNL_RED_UNROLL 8
+#endif
+constexpr int RED_COLS = 32, RED_LANES = LNL_RED_LANES, RED_UNROLL = LNL_RED_UNROLL;
 
 /* Up to MAX_REDUCE_JOBS reductions in one launch (the backward's dgamma, dbeta and db:
  * at small sizes each launch costs more host time than its work). Job j owns blocks
@@ -604,7 +610,7 @@ __global__ void __launch_bounds__(RED_COLS * RED_LANES) reduce_partials_kernel(c
     const int64_t l = ((int64_t)blockIdx.x - b.first[j]) * RED_COLS + threadIdx.x;
     float acc = 0.f;
     if (l < L) {
-#pragma unroll 8
+#pragma unroll RED_UNROLL
         for (int64_t g = threadIdx.y; g < G; g += RED_LANES) acc += part[g * L + l];
     }
     lane_sum[threadIdx.y][threadIdx.x] = acc;
