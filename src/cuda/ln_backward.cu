@@ -576,14 +576,14 @@ cudaError_t launch_ln_backward(lnl_dtype dt, const void *dxhat, const void *x, c
  * out[l] = sum over g of part[g*L + l]. A block owns 32 adjacent columns (coalesced
  * 128-byte rows) and splits the G partial rows among RED_LANES lanes: lane j sums rows
  * j, j + RED_LANES, ... in order, then lane 0 adds the lane sums in lane order. The
- * order is fixed by G (and the lane count), so results are bitwise repeatable. One thread per column
- * walking all G rows (the first version) was latency-bound: with G = 4 x SMs = 528 it
- * took ~90 us per call at K = 4096 on the H200, more than the LayerNorm backward. With
- * 16 lanes (until session 30) each lane still waited on a few rounds of DRAM latency:
- * kernel time without PDL (H200, bf16, AUTO, session 30 call 6), 16 / 32 lanes / 32 lanes
- * with 16 loads in flight: 8192,1024,1024 7.2 / 5.5 / 6.3 us; 4096,768,768 3.2 / 2.8 / 5.4;
- * 32768,4096,256 4.0 / 4.1 / 5.7. The order is then fixed by G and 32 lanes: results
- * differ bitwise from the 16-lane builds', and are as repeatable. */
+ * order is fixed by G and the lane count, so results are bitwise repeatable. One thread
+ * per column walking all G rows (the first version) was latency-bound: with G = 4 x SMs
+ * = 528 it took ~90 us per call at K = 4096 on the H200, more than the LayerNorm
+ * backward. With 16 lanes (until session 30) each lane still waited on a few rounds of
+ * DRAM latency. Kernel time without PDL (H200, bf16, AUTO, session 30 call 6), 16 lanes /
+ * 32 lanes / 32 lanes with 16 loads in flight: 8192,1024,1024 7.2 / 5.5 / 6.3 us;
+ * 4096,768,768 3.2 / 2.8 / 5.4; 32768,4096,256 4.0 / 4.1 / 5.7. Results differ bitwise
+ * from the 16-lane builds'. */
 constexpr int RED_COLS = 32, RED_LANES = 32, RED_UNROLL = 8;
 
 /* Up to MAX_REDUCE_JOBS reductions in one launch (the backward's dgamma, dbeta and db:
