@@ -583,7 +583,12 @@ cudaError_t launch_ln_backward(lnl_dtype dt, const void *dxhat, const void *x, c
  * DRAM latency. Kernel time without PDL (H200, bf16, AUTO, session 30 call 6), 16 lanes /
  * 32 lanes / 32 lanes with 16 loads in flight: 8192,1024,1024 7.2 / 5.5 / 6.3 us;
  * 4096,768,768 3.2 / 2.8 / 5.4; 32768,4096,256 4.0 / 4.1 / 5.7. Results differ bitwise
- * from the 16-lane builds'. */
+ * from the 16-lane builds'. Session 31 (docs/results/cuda/2026-12-03-session31): blocks
+ * of 16 columns x 64 lanes (twice the blocks) and 8 x 128 were slower (call 3, against
+ * 32 x 32's 5.4 / 2.7 / 4.1 us: 5.3 / 4.2 / 7.7 and 7.1 / 4.9 / 10.4); a quarter of the
+ * partial rows (the LayerNorm backward's blocks working on 4-5 rows at once, branch
+ * s31-ln-lanes) took it to 3.1 us at 8192,1024,1024 but made the LayerNorm backward
+ * 0.4-0.7 us slower (call 2). */
 constexpr int RED_COLS = 32, RED_LANES = 32, RED_UNROLL = 8;
 
 /* Up to MAX_REDUCE_JOBS reductions in one launch (the backward's dgamma, dbeta and db:
@@ -676,6 +681,8 @@ template <typename T, int V> __device__ __forceinline__ void load_cols(const T *
 template <typename T, int V>
 __global__ void colsum_partials_kernel(const T *__restrict__ dy, int64_t M, int64_t N,
                                        float *__restrict__ part) {
+    /* rows whose loads a thread issues together; 8 was no faster (session 31, call 1,
+     * kernel times without PDL: 4096 x 768 3.8 vs 4.5 us, 8192 x 1024 8.0 vs 7.8) */
     constexpr int UNROLL = 4;
     __shared__ float sums[COLSUM_THREADS * V];
     pdl_wait(); /* launched by launch_dependent */
