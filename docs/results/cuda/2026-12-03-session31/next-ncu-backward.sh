@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# For the next session (written in session 31, not run: no device time was left). Nsight Compute on the backward's three
-# memory-bound kernels of bf16 AUTO at 8192,1024,1024 (the column sums, the LayerNorm
-# backward, the ordered reduction), main's library: evidence for the next session on where
-# call 5's slack is (DRAM throughput, occupancy, stall reasons). Caches are not flushed
-# between kernels (--cache-control none), as in lnl-bench's repeated calls.
+# For the next session (written in session 31, not run: no device time was left). Nsight
+# Compute on the backward's three memory-bound kernels of bf16 AUTO at 8192,1024,1024 (the
+# column sums, the LayerNorm backward, the ordered reduction), main's library: where call
+# 5's slack is (DRAM throughput, occupancy, stall reasons). Caches are not flushed between
+# kernels (--cache-control none), as in lnl-bench's repeated calls.
 # device call: `bash docs/results/cuda/2026-12-03-session31/next-ncu-backward.sh`
 R=${OUT:-.}/ncu-bwd
 mkdir -p "$R"
