@@ -17,25 +17,20 @@ this measures: per shape, the mean kernel time of
 
 and the bytes each moved divided by that time. bf16 throughout.
 """
+import os
+import sys
+
 import torch
-from torch.profiler import ProfilerActivity, profile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from profile_cuda import kernel_table  # noqa: E402
 
 SHAPES = [(4096, 768, 768), (8192, 1024, 1024), (8192, 768, 3072), (32768, 4096, 256)]
 
 
 def kernel_us(fn, iters=20):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(iters):
-            fn()
-        torch.cuda.synchronize()
-    total = 0.0
-    for ev in prof.events():
-        if ev.device_type == torch.autograd.DeviceType.CUDA:
-            total += ev.device_time if hasattr(ev, "device_time") else ev.cuda_time
-    return total / iters
+    """Mean GPU time of fn's kernels per call, us (profile_cuda's table, summed)."""
+    return sum(t for t, _, _ in kernel_table(fn, iters))
 
 
 def main():
