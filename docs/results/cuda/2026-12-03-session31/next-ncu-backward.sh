@@ -5,11 +5,8 @@
 # 5's slack is (DRAM throughput, occupancy, stall reasons). Caches are not flushed between
 # kernels (--cache-control none), as in lnl-bench's repeated calls.
 # device call: `bash docs/results/cuda/2026-12-03-session31/next-ncu-backward.sh`
-R=${OUT:-.}/ncu-bwd
-mkdir -p "$R"
-cmake -S . -B build-n -G Ninja -DCMAKE_BUILD_TYPE=Release -DLNL_ENABLE_CUDA=ON \
-    -DLNL_BUILD_TORCH_OPS=OFF >"$R/cfg.log" 2>&1 && cmake --build build-n -j 16 --target lnlinear \
-    >"$R/build.log" 2>&1 || { echo "build failed"; tail -5 "$R/build.log"; exit 1; }
+. tests/gpu/ab.sh && ab_init ncu-bwd # results in $R ($OUT/ncu-bwd)
+AB_JOBS=16 ab_build n . "" lnlinear || { tail -5 "$R/build_n.log"; ab_pack; exit 1; }
 cat >"$R/target.py" <<'PY'
 import sys
 sys.path.insert(0, "bench/cuda")
@@ -26,3 +23,4 @@ timeout 90 ncu --kernel-name regex:'colsum_partials|ln_bwd_reg|reduce_partials' 
     python3 "$R/target.py" >"$R/ncu.txt" 2>&1
 echo "ncu rc $?"
 grep -E "colsum_partials|ln_bwd_reg|reduce_partials|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Limit|Waves Per SM|Stall|L2 Hit|Mem Busy" "$R/ncu.txt" | cut -c1-120 | head -80
+ab_pack
