@@ -32,6 +32,8 @@ CASES = [  # dtype, M, K, N, strategy, recompute
     ("f16", 8192, 4096, 4096, "auto", False),
     ("f32", 8192, 4096, 4096, "auto", False),
     ("bf16", 1000, 520, 264, "auto", True),
+    ("f16", 4096, 768, 768, "auto", True),
+    ("f32", 8192, 1024, 1024, "auto", False),
 ]
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 

@@ -146,53 +146,108 @@ __global__ void ln_bwd_kernel(const TD *__restrict__ dxhat, const T *__restrict_
 /* The per-row arithmetic of the register and ring kernels, shared so that both give
  * bitwise the same results: a thread holds chunks threadIdx.x + i * blockDim.x
  * (i < CPT) of its row's dxhat (dv) and x (xv). row_sums adds the thread's share of
- * sum(g) and sum(g * xhat) (g = dxhat * gamma) and its dgamma/dbeta partials;
- * row_dx writes the thread's chunks of dx from the block's totals c1, c2 (divided by K). */
+ * sum(g) and sum(g * xhat) (g = dxhat * gamma) and its dgamma/dbeta partials, and keeps
+ * xhat (xh) for row_dx and row_ln; row_dx writes the thread's chunks of dx from the
+ * block's totals c1, c2 (divided by K).
+ *
+ * These kernels are bound by instruction issue at K <= 1024, not by memory (ncu, bf16
+ * 8192,1024,1024: SM throughput 63% against DRAM 50%, a third of the stalls "not
+ * selected", and the kernel's time scales with the SM clock; session 32, call 1). So:
+ * - xhat is formed once an element and kept in registers. Recomputed in row_dx and row_ln
+ *   from the same source expression, ptxas did it three times (unpack, two subtractions,
+ *   a multiply): row_sums' copy sits under the chunk guard `c < nchunks`, which does not
+ *   dominate the others, so they could not reuse it.
+ * - The exact row shift exists for float32 only (launch_ln_forward); 16-bit rows compute
+ *   (x - mean) * rstd, bitwise what ((x - mean) - 0) * rstd gave, without the second
+ *   subtraction. */
+template <typename T>
+__device__ __forceinline__ float xhat_of(float x, float x0, float dm, float rs) {
+    if constexpr (sizeof(T) == 4) return ((x - x0) - dm) * rs;
+    else return (x - x0) * rs;
+}
 template <typename T, typename TD, int V, int CPT>
 __device__ __forceinline__ void row_sums(const TD (&dv)[CPT][V], const T (&xv)[CPT][V],
                                          const float (&gam)[CPT][V], float x0, float dm, float rs,
                                          int64_t nchunks, bool parts, float &s1, float &s2,
-                                         float (&pg)[CPT][V], float (&pb)[CPT][V]) {
+                                         float (&pg)[CPT][V], float (&pb)[CPT][V],
+                                         float (&xh)[CPT][V]) {
 #pragma unroll
     for (int i = 0; i < CPT; i++)
         if (threadIdx.x + (int64_t)i * blockDim.x < nchunks)
 #pragma unroll
             for (int j = 0; j < V; j++) {
-                const float dh = to_f(dv[i][j]), xh = ((to_f(xv[i][j]) - x0) - dm) * rs;
+                const float dh = to_f(dv[i][j]);
+                xh[i][j] = xhat_of<T>(to_f(xv[i][j]), x0, dm, rs);
                 const float g = dh * gam[i][j];
                 s1 += g;
-                s2 += g * xh;
+                s2 += g * xh[i][j];
                 if (parts) {
-                    pg[i][j] += dh * xh;
+                    pg[i][j] += dh * xh[i][j];
                     pb[i][j] += dh;
                 }
             }
 }
 template <typename T, typename TD, int V, int CPT>
-__device__ __forceinline__ void row_dx(const TD (&dv)[CPT][V], const T (&xv)[CPT][V],
-                                       const float (&gam)[CPT][V], float x0, float dm, float rs,
-                                       float c1, float c2, int64_t nchunks, T *__restrict__ dxr) {
+__device__ __forceinline__ void row_dx(const TD (&dv)[CPT][V], const float (&xh)[CPT][V],
+                                       const float (&gam)[CPT][V], float rs, float c1, float c2,
+                                       int64_t nchunks, T *__restrict__ dxr) {
 #pragma unroll
     for (int i = 0; i < CPT; i++) {
         const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
         if (c >= nchunks) continue;
         T o[V];
 #pragma unroll
-        for (int j = 0; j < V; j++) {
-            const float xh = ((to_f(xv[i][j]) - x0) - dm) * rs;
-            o[j] = from_f<T>(rs * (to_f(dv[i][j]) * gam[i][j] - c1 - xh * c2));
-        }
+        for (int j = 0; j < V; j++) o[j] = from_f<T>(rs * (to_f(dv[i][j]) * gam[i][j] - c1 - xh[i][j] * c2));
         store_vec<T, V>(dxr + c * V, o);
     }
 }
+/* The row's two totals over the block (the second stage of a backward row): bitwise
+ * block_sum2's, for less issue. Each warp sums its lanes by the shuffle tree and lane 0
+ * stores the warp's total; after one barrier each thread adds the warps' totals.
+ * block_sum2 adds them by the same tree over 32 lanes, lanes past the nw warps holding
+ * zeros, so with nw <= 4 its total is (t0 + t2) + (t1 + t3), zeros in place of the
+ * missing (x + 0 is x): here that is two 16-byte loads and three adds a value (red's
+ * slots 0-3 start at zero), not a load, five shuffles and five adds. Wider blocks run
+ * block_sum2's tree. red has two halves used by alternate rows (parity): a warp can
+ * write its total for row r + 1 while a slower warp still reads row r's, and cannot
+ * write row r + 2's before every warp has passed row r + 1's barrier, after its reads of
+ * row r. So one barrier a row, not block_sum2's two. */
+__device__ __forceinline__ float2 row_sum2(float a, float b, float2 (*red)[32], int parity) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+    const float2 v = warp_sum(make_float2(a, b));
+    if (lane == 0) red[parity][warp] = v;
+    __syncthreads();
+    if (nw <= 4) {
+        const float4 t01 = reinterpret_cast<const float4 *>(red[parity])[0];
+        const float4 t23 = reinterpret_cast<const float4 *>(red[parity])[1];
+        return make_float2((t01.x + t23.x) + (t01.z + t23.z), (t01.y + t23.y) + (t01.w + t23.w));
+    }
+    return warp_sum(lane < nw ? red[parity][lane] : make_float2(0.f, 0.f));
+}
+/* red's slots nw..3 of both halves zeroed, for row_sum2 at nw < 4: no warp writes
+ * them, and the first row's barrier orders these stores before any read. */
+__device__ __forceinline__ void row_sum2_init(float2 (*red)[32]) {
+    const int nw = (blockDim.x + 31) >> 5, slot = threadIdx.x & 3;
+    if (threadIdx.x < 8 && slot >= nw) red[threadIdx.x >> 2][slot] = make_float2(0.f, 0.f);
+}
+/* Registers: row_sums' xhat (8 floats a chunk) pushed the 16-bit kernels with one
+ * chunk a thread from 57-60 registers to 79-83, which fits 1 block of 512 threads an SM
+ * instead of 2 (and 6 of 128 instead of 8). Capped at 64 (2 blocks of 512) they compile
+ * without spills and keep their occupancy, grid and partials' layout. The kernels with a
+ * float32 dxhat (78 registers before) would spill under the cap and keep none. */
+template <typename T, typename TD, int CPT>
+constexpr int LN_BWD_MIN_BLOCKS = CPT == 1 && sizeof(TD) == sizeof(T) ? 2 : 1;
+
 /* LN(x) = xhat * gamma + beta for the thread's chunks of the row, as launch_ln_forward
  * writes it: the dW GEMM's operand in a backward without ln_out, written here beside dx
  * while the row of x is in registers (the LayerNorm pass that wrote it before read x
- * once more, and was one more launch). gamma is gam (1 without it), beta read from L1. */
+ * once more, and was one more launch). xh is row_sums' xhat, gamma is gam (1 without
+ * it), beta read from L1. Bitwise launch_ln_forward's ln_value: the same xhat times
+ * gamma plus beta, one fused multiply-add. */
 template <typename T, int V, int CPT>
-__device__ __forceinline__ void row_ln(const T (&xv)[CPT][V], const float (&gam)[CPT][V],
-                                       const T *__restrict__ beta, float x0, float dm, float rs,
-                                       int64_t nchunks, T *__restrict__ lnr) {
+__device__ __forceinline__ void row_ln(const float (&xh)[CPT][V], const float (&gam)[CPT][V],
+                                       const T *__restrict__ beta, int64_t nchunks,
+                                       T *__restrict__ lnr) {
 #pragma unroll
     for (int i = 0; i < CPT; i++) {
         const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
@@ -201,7 +256,7 @@ __device__ __forceinline__ void row_ln(const T (&xv)[CPT][V], const float (&gam)
         if (beta) ldv<T, V>(beta + c * V, bv);
 #pragma unroll
         for (int j = 0; j < V; j++)
-            o[j] = from_f<T>(ln_value(to_f(xv[i][j]), x0, dm, rs, gam[i][j], beta ? to_f(bv[j]) : 0.f));
+            o[j] = from_f<T>(xh[i][j] * gam[i][j] + (beta ? to_f(bv[j]) : 0.f));
         store_vec<T, V>(lnr + c * V, o);
     }
 }
@@ -254,13 +309,13 @@ __device__ __forceinline__ void store_partials(const float (&pg)[CPT][V], const 
  * registers, so dx needs no second read, and its gamma and its dgamma/dbeta
  * partials stay in registers across all the block's rows. */
 template <typename T, typename TD, int V, int CPT, bool LNOUT>
-__global__ void __launch_bounds__(512) ln_bwd_reg_kernel(const TD *__restrict__ dxhat, const T *__restrict__ x,
+__global__ void __launch_bounds__(512, LN_BWD_MIN_BLOCKS<T, TD, CPT>) ln_bwd_reg_kernel(const TD *__restrict__ dxhat, const T *__restrict__ x,
                                   const float *__restrict__ mean, const float *__restrict__ rstd,
                                   const float *__restrict__ shift, const T *__restrict__ gamma,
                                   T *__restrict__ dx, float *__restrict__ part_g,
                                   float *__restrict__ part_b, int64_t M, int64_t K,
                                   const T *__restrict__ beta, T *__restrict__ ln_out) {
-    __shared__ float2 red[32];
+    __shared__ __align__(16) float2 red[2][32]; /* row_sum2's */
     pdl_wait(); /* launched by launch_dependent */
     pdl_launch_dependents();
     const int64_t nchunks = K / V;
@@ -269,6 +324,7 @@ __global__ void __launch_bounds__(512) ln_bwd_reg_kernel(const TD *__restrict__ 
     const bool parts = part_g != nullptr;
     float gam[CPT][V], pg[CPT][V], pb[CPT][V];
     row_setup<T, V, CPT>(gamma, nchunks, gam, pg, pb);
+    row_sum2_init(red);
     /* Row `row` is worked on while row + 1 is already being loaded: one row in flight
      * per thread left the kernel latency-bound (about 2.2 TB/s at K = 4096 bf16 on
      * the H200), since each row ends in two block-wide reductions. Three rows ahead
@@ -291,17 +347,16 @@ __global__ void __launch_bounds__(512) ln_bwd_reg_kernel(const TD *__restrict__ 
     if (r0 < r1) load_row(r0, dv, xv);
     for (int64_t row = r0; row < r1; row++) {
         if (row + 1 < r1) load_row(row + 1, ndv, nxv);
-        const T *xr = x + row * K;
-        const float x0 = shift ? to_f(xr[0]) : mean[row], dm = shift ? shift[row] : 0.f;
+        const bool sh = sizeof(T) == 4 && shift; /* the exact shift: float32 only */
+        const float x0 = sh ? to_f(x[row * K]) : mean[row], dm = sh ? shift[row] : 0.f;
         const float rs = rstd[row];
-        float s1 = 0.f, s2 = 0.f;
-        row_sums<T, TD, V, CPT>(dv, xv, gam, x0, dm, rs, nchunks, parts, s1, s2, pg, pb);
+        float s1 = 0.f, s2 = 0.f, xh[CPT][V];
+        row_sums<T, TD, V, CPT>(dv, xv, gam, x0, dm, rs, nchunks, parts, s1, s2, pg, pb, xh);
         if (dx) {
-            const float2 c12 = block_sum2(s1, s2, red);
-            row_dx<T, TD, V, CPT>(dv, xv, gam, x0, dm, rs, c12.x / (float)K, c12.y / (float)K, nchunks,
-                                  dx + row * K);
+            const float2 c12 = row_sum2(s1, s2, red, (int)((row - r0) & 1));
+            row_dx<T, TD, V, CPT>(dv, xh, gam, rs, c12.x / (float)K, c12.y / (float)K, nchunks, dx + row * K);
         }
-        if constexpr (LNOUT) row_ln<T, V, CPT>(xv, gam, beta, x0, dm, rs, nchunks, ln_out + row * K);
+        if constexpr (LNOUT) row_ln<T, V, CPT>(xh, gam, beta, nchunks, ln_out + row * K);
 #pragma unroll
         for (int i = 0; i < CPT; i++)
 #pragma unroll
@@ -323,11 +378,11 @@ __global__ void __launch_bounds__(512) ln_bwd_reg_kernel(const TD *__restrict__ 
  * ~4 TB/s x ~1.5 us / 132 SMs is ~45 KB an SM), and more rows in registers would not
  * fit. With two blocks an SM (K = 4096 bf16) the ring gained nothing (ring_depth has
  * the figures), so it runs only where one block fits. A slot is refilled once
- * every thread has read it: after the row's block reduction, whose barriers all threads
+ * every thread has read it: after the row's block reduction, whose barrier all threads
  * pass after their reads (a plain __syncthreads without dx). */
 constexpr int RING_MAX_DEPTH = 8;
 template <typename T, typename TD, int V, int CPT, bool LNOUT>
-__global__ void __launch_bounds__(512) ln_bwd_ring_kernel(const TD *__restrict__ dxhat, const T *__restrict__ x,
+__global__ void __launch_bounds__(512, LN_BWD_MIN_BLOCKS<T, TD, CPT>) ln_bwd_ring_kernel(const TD *__restrict__ dxhat, const T *__restrict__ x,
                                    const float *__restrict__ mean, const float *__restrict__ rstd,
                                    const float *__restrict__ shift, const T *__restrict__ gamma,
                                    T *__restrict__ dx, float *__restrict__ part_g,
@@ -335,7 +390,7 @@ __global__ void __launch_bounds__(512) ln_bwd_ring_kernel(const TD *__restrict__
                                    const T *__restrict__ beta, T *__restrict__ ln_out) {
 #if LNL_SM90A
     extern __shared__ __align__(128) unsigned char ring[];
-    __shared__ float2 red[32];
+    __shared__ __align__(16) float2 red[2][32]; /* row_sum2's */
     __shared__ uint64_t full[RING_MAX_DEPTH];
     pdl_wait(); /* launched by launch_dependent */
     pdl_launch_dependents();
@@ -361,6 +416,7 @@ __global__ void __launch_bounds__(512) ln_bwd_ring_kernel(const TD *__restrict__
         for (int64_t row = r0; row < r1 && row < r0 + depth; row++) issue(row);
     float gam[CPT][V], pg[CPT][V], pb[CPT][V];
     row_setup<T, V, CPT>(gamma, nchunks, gam, pg, pb);
+    row_sum2_init(red);
     for (int64_t row = r0; row < r1; row++) {
         const int64_t n = row - r0;
         const int s = (int)(n % depth);
@@ -376,22 +432,21 @@ __global__ void __launch_bounds__(512) ln_bwd_ring_kernel(const TD *__restrict__
                 lds<T, V>(slot + xoff + c * V * sizeof(T), xv[i]);
             }
         }
-        const float x0 = shift ? to_f(*(const T *)(slot + xoff)) : mean[row];
-        const float dm = shift ? shift[row] : 0.f;
+        const bool sh = sizeof(T) == 4 && shift; /* the exact shift: float32 only */
+        const float x0 = sh ? to_f(*(const T *)(slot + xoff)) : mean[row];
+        const float dm = sh ? shift[row] : 0.f;
         const float rs = rstd[row];
-        float s1 = 0.f, s2 = 0.f;
-        row_sums<T, TD, V, CPT>(dv, xv, gam, x0, dm, rs, nchunks, parts, s1, s2, pg, pb);
+        float s1 = 0.f, s2 = 0.f, xh[CPT][V];
+        row_sums<T, TD, V, CPT>(dv, xv, gam, x0, dm, rs, nchunks, parts, s1, s2, pg, pb, xh);
         float2 c12 = make_float2(0.f, 0.f);
-        if (dx) c12 = block_sum2(s1, s2, red);
+        if (dx) c12 = row_sum2(s1, s2, red, (int)(n & 1));
         else __syncthreads();
         if (threadIdx.x == 0 && row + depth < r1) {
             fence_proxy_async(); /* the slot's reads (generic proxy) before the copy into it */
             issue(row + depth);
         }
-        if (dx)
-            row_dx<T, TD, V, CPT>(dv, xv, gam, x0, dm, rs, c12.x / (float)K, c12.y / (float)K, nchunks,
-                                  dx + row * K);
-        if constexpr (LNOUT) row_ln<T, V, CPT>(xv, gam, beta, x0, dm, rs, nchunks, ln_out + row * K);
+        if (dx) row_dx<T, TD, V, CPT>(dv, xh, gam, rs, c12.x / (float)K, c12.y / (float)K, nchunks, dx + row * K);
+        if constexpr (LNOUT) row_ln<T, V, CPT>(xh, gam, beta, nchunks, ln_out + row * K);
     }
     if (parts) store_partials<V, CPT>(pg, pb, nchunks, K, part_g, part_b);
 #endif
