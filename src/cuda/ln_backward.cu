@@ -21,6 +21,16 @@
 #ifndef LNL_LN_BWD_MIN_ROWS
 #define LNL_LN_BWD_MIN_ROWS 8
 #endif
+/* -DLNL_LN_BWD_RECIP=1: the row's totals times 1/K instead of divided by K (session 32's
+ * trial: two IEEE divisions a row are ~20 instructions of an issue-bound row; 1 ulp
+ * apart where K is not a power of two). */
+#ifndef LNL_LN_BWD_RECIP
+#define LNL_LN_BWD_RECIP 0
+#endif
+/* -DLNL_COLSUM_SM_THREADS=T: the column sums' grid aims at T threads an SM (colsum_grid) */
+#ifndef LNL_COLSUM_SM_THREADS
+#define LNL_COLSUM_SM_THREADS 1024
+#endif
 
 namespace lnl {
 
@@ -212,6 +222,14 @@ __device__ __forceinline__ void row_dx(const TD (&dv)[CPT][V], const float (&xh)
  * write its total for row r + 1 while a slower warp still reads row r's, and cannot
  * write row r + 2's before every warp has passed row r + 1's barrier, after its reads of
  * row r. So one barrier a row, not block_sum2's two. */
+/* The row's totals over K (row_sum2's, divided by K) */
+__device__ __forceinline__ float2 per_k(float2 c12, int64_t K) {
+    if (LNL_LN_BWD_RECIP) {
+        const float inv = 1.f / (float)K;
+        return make_float2(c12.x * inv, c12.y * inv);
+    }
+    return make_float2(c12.x / (float)K, c12.y / (float)K);
+}
 __device__ __forceinline__ float2 row_sum2(float a, float b, float2 (*red)[32], int parity) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
     const float2 v = warp_sum(make_float2(a, b));
@@ -353,8 +371,8 @@ __global__ void __launch_bounds__(512, LN_BWD_MIN_BLOCKS<T, TD, CPT>) ln_bwd_reg
         float s1 = 0.f, s2 = 0.f, xh[CPT][V];
         row_sums<T, TD, V, CPT>(dv, xv, gam, x0, dm, rs, nchunks, parts, s1, s2, pg, pb, xh);
         if (dx) {
-            const float2 c12 = row_sum2(s1, s2, red, (int)((row - r0) & 1));
-            row_dx<T, TD, V, CPT>(dv, xh, gam, rs, c12.x / (float)K, c12.y / (float)K, nchunks, dx + row * K);
+            const float2 c12 = per_k(row_sum2(s1, s2, red, (int)((row - r0) & 1)), K);
+            row_dx<T, TD, V, CPT>(dv, xh, gam, rs, c12.x, c12.y, nchunks, dx + row * K);
         }
         if constexpr (LNOUT) row_ln<T, V, CPT>(xh, gam, beta, nchunks, ln_out + row * K);
 #pragma unroll
@@ -439,13 +457,13 @@ __global__ void __launch_bounds__(512, LN_BWD_MIN_BLOCKS<T, TD, CPT>) ln_bwd_rin
         float s1 = 0.f, s2 = 0.f, xh[CPT][V];
         row_sums<T, TD, V, CPT>(dv, xv, gam, x0, dm, rs, nchunks, parts, s1, s2, pg, pb, xh);
         float2 c12 = make_float2(0.f, 0.f);
-        if (dx) c12 = row_sum2(s1, s2, red, (int)(n & 1));
+        if (dx) c12 = per_k(row_sum2(s1, s2, red, (int)(n & 1)), K);
         else __syncthreads();
         if (threadIdx.x == 0 && row + depth < r1) {
             fence_proxy_async(); /* the slot's reads (generic proxy) before the copy into it */
             issue(row + depth);
         }
-        if (dx) row_dx<T, TD, V, CPT>(dv, xh, gam, rs, c12.x / (float)K, c12.y / (float)K, nchunks, dx + row * K);
+        if (dx) row_dx<T, TD, V, CPT>(dv, xh, gam, rs, c12.x, c12.y, nchunks, dx + row * K);
         if constexpr (LNOUT) row_ln<T, V, CPT>(xh, gam, beta, nchunks, ln_out + row * K);
     }
     if (parts) store_partials<V, CPT>(pg, pb, nchunks, K, part_g, part_b);
@@ -816,7 +834,7 @@ static colsum_shape colsum_plan(lnl_dtype dt, int64_t N) {
 int64_t colsum_grid(lnl_dtype dt, int64_t M, int64_t N, const device_info &d) {
     const colsum_shape c = colsum_plan(dt, N);
     const int64_t nbx = (N + (int64_t)c.tx * c.V - 1) / ((int64_t)c.tx * c.V);
-    const int64_t g = (int64_t)d.sm_count * 1024 / ((int64_t)c.tx * c.ty * nbx);
+    const int64_t g = (int64_t)d.sm_count * LNL_COLSUM_SM_THREADS / ((int64_t)c.tx * c.ty * nbx);
     return chunks_for(M, std::min<int64_t>(g, 65535), 1);
 }
 
