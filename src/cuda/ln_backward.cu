@@ -21,16 +21,6 @@
 #ifndef LNL_LN_BWD_MIN_ROWS
 #define LNL_LN_BWD_MIN_ROWS 8
 #endif
-/* -DLNL_LN_BWD_RECIP=1: the row's totals times 1/K instead of divided by K (session 32's
- * trial: two IEEE divisions a row are ~20 instructions of an issue-bound row; 1 ulp
- * apart where K is not a power of two). */
-#ifndef LNL_LN_BWD_RECIP
-#define LNL_LN_BWD_RECIP 0
-#endif
-/* -DLNL_COLSUM_SM_THREADS=T: the column sums' grid aims at T threads an SM (colsum_grid) */
-#ifndef LNL_COLSUM_SM_THREADS
-#define LNL_COLSUM_SM_THREADS 1024
-#endif
 
 namespace lnl {
 
@@ -169,7 +159,14 @@ __global__ void ln_bwd_kernel(const TD *__restrict__ dxhat, const T *__restrict_
  *   dominate the others, so they could not reuse it.
  * - The exact row shift exists for float32 only (launch_ln_forward); 16-bit rows compute
  *   (x - mean) * rstd, bitwise what ((x - mean) - 0) * rstd gave, without the second
- *   subtraction. */
+ *   subtraction.
+ * - The row's two block sums take one barrier and half the shuffles (row_sum2), and
+ *   their means are taken times 1/K (the kernels' inv_k), not by two divisions.
+ * H200, bf16, this kernel's time without PDL (torch.profiler, AUTO; session 32, calls 2
+ * and 3; the first two changes gave gradients bitwise equal to the kernel before them,
+ * the multiply by 1/K was measured alone): 4096,768,768 10.3 -> 9.5 -> 8.9 us (1/K);
+ * 8192,1024,1024 22.7 -> 20.6 -> 20.2; 8192,4096,4096 79.0 -> 74.2; 32768,4096,256
+ * 230.8 -> 217.9 -> 212.1. */
 template <typename T>
 __device__ __forceinline__ float xhat_of(float x, float x0, float dm, float rs) {
     if constexpr (sizeof(T) == 4) return ((x - x0) - dm) * rs;
@@ -211,36 +208,40 @@ __device__ __forceinline__ void row_dx(const TD (&dv)[CPT][V], const float (&xh)
         store_vec<T, V>(dxr + c * V, o);
     }
 }
-/* The row's two totals over the block (the second stage of a backward row): bitwise
- * block_sum2's, for less issue. Each warp sums its lanes by the shuffle tree and lane 0
- * stores the warp's total; after one barrier each thread adds the warps' totals.
- * block_sum2 adds them by the same tree over 32 lanes, lanes past the nw warps holding
- * zeros, so with nw <= 4 its total is (t0 + t2) + (t1 + t3), zeros in place of the
- * missing (x + 0 is x): here that is two 16-byte loads and three adds a value (red's
- * slots 0-3 start at zero), not a load, five shuffles and five adds. Wider blocks run
- * block_sum2's tree. red has two halves used by alternate rows (parity): a warp can
- * write its total for row r + 1 while a slower warp still reads row r's, and cannot
- * write row r + 2's before every warp has passed row r + 1's barrier, after its reads of
- * row r. So one barrier a row, not block_sum2's two. */
-/* The row's totals over K (row_sum2's, divided by K) */
-__device__ __forceinline__ float2 per_k(float2 c12, int64_t K) {
-    if (LNL_LN_BWD_RECIP) {
-        const float inv = 1.f / (float)K;
-        return make_float2(c12.x * inv, c12.y * inv);
-    }
-    return make_float2(c12.x / (float)K, c12.y / (float)K);
+/* Two sums over a warp in one butterfly: at its first level the lower half of the
+ * lanes keeps a and sends b, the upper half keeps b and sends a, so every later level
+ * moves one value, not two (5 shuffles and 5 adds for the pair, against warp_sum's 10
+ * and 10). Lanes 0-15 end with the warp's total of a, lanes 16-31 with that of b; every
+ * lane of a half holds the same bits (each level adds the same two values, in one order
+ * or the other). */
+__device__ __forceinline__ float warp_sum_pair(float a, float b) {
+    const bool hi = threadIdx.x & 16;
+    float v = (hi ? b : a) + __shfl_xor_sync(0xffffffffu, hi ? a : b, 16);
+#pragma unroll
+    for (int o = 8; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
 }
+/* The row's two totals over the block, in a fixed order (deterministic), for little
+ * issue: each warp's pair by warp_sum_pair, its lanes 0 and 16 storing them; after one
+ * barrier every thread adds the warps' totals: with nw <= 4 warps from two 16-byte loads,
+ * (t0 + t2) + (t1 + t3) with zeros for the missing (red's slots 0-3 start at zero),
+ * else by warp_sum_pair across the lanes. red has two halves used by alternate rows
+ * (parity): a warp can store its totals of row r + 1 while a slower warp still reads row
+ * r's, and cannot store row r + 2's before every warp has passed row r + 1's barrier,
+ * after its reads of row r; so one barrier a row, not block_sum2's two. */
 __device__ __forceinline__ float2 row_sum2(float a, float b, float2 (*red)[32], int parity) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
-    const float2 v = warp_sum(make_float2(a, b));
-    if (lane == 0) red[parity][warp] = v;
+    const float v = warp_sum_pair(a, b);
+    if ((lane & 15) == 0) reinterpret_cast<float *>(red[parity])[2 * warp + (lane >> 4)] = v;
     __syncthreads();
     if (nw <= 4) {
         const float4 t01 = reinterpret_cast<const float4 *>(red[parity])[0];
         const float4 t23 = reinterpret_cast<const float4 *>(red[parity])[1];
         return make_float2((t01.x + t23.x) + (t01.z + t23.z), (t01.y + t23.y) + (t01.w + t23.w));
     }
-    return warp_sum(lane < nw ? red[parity][lane] : make_float2(0.f, 0.f));
+    const float2 w = lane < nw ? red[parity][lane] : make_float2(0.f, 0.f);
+    const float t = warp_sum_pair(w.x, w.y), o = __shfl_xor_sync(0xffffffffu, t, 16);
+    return lane & 16 ? make_float2(o, t) : make_float2(t, o);
 }
 /* red's slots nw..3 of both halves zeroed, for row_sum2 at nw < 4: no warp writes
  * them, and the first row's barrier orders these stores before any read. */
@@ -343,6 +344,9 @@ __global__ void __launch_bounds__(512, LN_BWD_MIN_BLOCKS<T, TD, CPT>) ln_bwd_reg
     float gam[CPT][V], pg[CPT][V], pb[CPT][V];
     row_setup<T, V, CPT>(gamma, nchunks, gam, pg, pb);
     row_sum2_init(red);
+    /* the means of the row's sums: times 1/K, not two IEEE divisions a row (~20
+     * instructions of ~250; within 1 ulp, exact where K is a power of two) */
+    const float inv_k = 1.f / (float)K;
     /* Row `row` is worked on while row + 1 is already being loaded: one row in flight
      * per thread left the kernel latency-bound (about 2.2 TB/s at K = 4096 bf16 on
      * the H200), since each row ends in two block-wide reductions. Three rows ahead
@@ -371,8 +375,8 @@ __global__ void __launch_bounds__(512, LN_BWD_MIN_BLOCKS<T, TD, CPT>) ln_bwd_reg
         float s1 = 0.f, s2 = 0.f, xh[CPT][V];
         row_sums<T, TD, V, CPT>(dv, xv, gam, x0, dm, rs, nchunks, parts, s1, s2, pg, pb, xh);
         if (dx) {
-            const float2 c12 = per_k(row_sum2(s1, s2, red, (int)((row - r0) & 1)), K);
-            row_dx<T, TD, V, CPT>(dv, xh, gam, rs, c12.x, c12.y, nchunks, dx + row * K);
+            const float2 c12 = row_sum2(s1, s2, red, (int)((row - r0) & 1));
+            row_dx<T, TD, V, CPT>(dv, xh, gam, rs, c12.x * inv_k, c12.y * inv_k, nchunks, dx + row * K);
         }
         if constexpr (LNOUT) row_ln<T, V, CPT>(xh, gam, beta, nchunks, ln_out + row * K);
 #pragma unroll
@@ -435,6 +439,9 @@ __global__ void __launch_bounds__(512, LN_BWD_MIN_BLOCKS<T, TD, CPT>) ln_bwd_rin
     float gam[CPT][V], pg[CPT][V], pb[CPT][V];
     row_setup<T, V, CPT>(gamma, nchunks, gam, pg, pb);
     row_sum2_init(red);
+    /* the means of the row's sums: times 1/K, not two IEEE divisions a row (~20
+     * instructions of ~250; within 1 ulp, exact where K is a power of two) */
+    const float inv_k = 1.f / (float)K;
     for (int64_t row = r0; row < r1; row++) {
         const int64_t n = row - r0;
         const int s = (int)(n % depth);
@@ -457,13 +464,13 @@ __global__ void __launch_bounds__(512, LN_BWD_MIN_BLOCKS<T, TD, CPT>) ln_bwd_rin
         float s1 = 0.f, s2 = 0.f, xh[CPT][V];
         row_sums<T, TD, V, CPT>(dv, xv, gam, x0, dm, rs, nchunks, parts, s1, s2, pg, pb, xh);
         float2 c12 = make_float2(0.f, 0.f);
-        if (dx) c12 = per_k(row_sum2(s1, s2, red, (int)(n & 1)), K);
+        if (dx) c12 = row_sum2(s1, s2, red, (int)(n & 1));
         else __syncthreads();
         if (threadIdx.x == 0 && row + depth < r1) {
             fence_proxy_async(); /* the slot's reads (generic proxy) before the copy into it */
             issue(row + depth);
         }
-        if (dx) row_dx<T, TD, V, CPT>(dv, xh, gam, rs, c12.x, c12.y, nchunks, dx + row * K);
+        if (dx) row_dx<T, TD, V, CPT>(dv, xh, gam, rs, c12.x * inv_k, c12.y * inv_k, nchunks, dx + row * K);
         if constexpr (LNOUT) row_ln<T, V, CPT>(xh, gam, beta, nchunks, ln_out + row * K);
     }
     if (parts) store_partials<V, CPT>(pg, pb, nchunks, K, part_g, part_b);
@@ -830,11 +837,13 @@ static colsum_shape colsum_plan(lnl_dtype dt, int64_t N) {
     return {V, tx, COLSUM_THREADS / tx};
 }
 
-/* G row chunks: enough blocks for about 1024 threads per SM. */
+/* G row chunks: enough blocks for about 1024 threads per SM. Twice that (and twice the
+ * partial rows) was slower: H200, bf16, kernel times without PDL (session 32, call 3)
+ * 4096 x 768 5.5 vs 3.8 us, 8192 x 1024 8.8 vs 7.8, 8192 x 3072 22.7 vs 21.3. */
 int64_t colsum_grid(lnl_dtype dt, int64_t M, int64_t N, const device_info &d) {
     const colsum_shape c = colsum_plan(dt, N);
     const int64_t nbx = (N + (int64_t)c.tx * c.V - 1) / ((int64_t)c.tx * c.V);
-    const int64_t g = (int64_t)d.sm_count * LNL_COLSUM_SM_THREADS / ((int64_t)c.tx * c.ty * nbx);
+    const int64_t g = (int64_t)d.sm_count * 1024 / ((int64_t)c.tx * c.ty * nbx);
     return chunks_for(M, std::min<int64_t>(g, 65535), 1);
 }
 
