@@ -160,8 +160,8 @@ __global__ void ln_bwd_kernel(const TD *__restrict__ dxhat, const T *__restrict_
  * - The exact row shift exists for float32 only (launch_ln_forward); 16-bit rows compute
  *   (x - mean) * rstd, bitwise what ((x - mean) - 0) * rstd gave, without the second
  *   subtraction.
- * - The row's two block sums take one barrier and half the shuffles (row_sum2), and
- *   their means are taken times 1/K (the kernels' inv_k), not by two divisions.
+ * - The row's two block sums take one barrier (row_sum2), and their means are taken
+ *   times 1/K (the kernels' inv_k), not by two divisions.
  * H200, bf16, this kernel's time without PDL (torch.profiler, AUTO; session 32, calls 2
  * and 3; the first two changes gave gradients bitwise equal to the kernel before them,
  * the multiply by 1/K was measured alone): 4096,768,768 10.3 -> 9.5 -> 8.9 us (1/K);
@@ -213,7 +213,8 @@ __device__ __forceinline__ void row_dx(const TD (&dv)[CPT][V], const float (&xh)
  * moves one value, not two (5 shuffles and 5 adds for the pair, against warp_sum's 10
  * and 10). Lanes 0-15 end with the warp's total of a, lanes 16-31 with that of b; every
  * lane of a half holds the same bits (each level adds the same two values, in one order
- * or the other). */
+ * or the other). Measured neutral (variant B27: the selects and the store's address take
+ * back what the shuffles save); kept as what run.sh proved at e6ffe82. */
 __device__ __forceinline__ float warp_sum_pair(float a, float b) {
     const bool hi = threadIdx.x & 16;
     float v = (hi ? b : a) + __shfl_xor_sync(0xffffffffu, hi ? a : b, 16);
