@@ -262,8 +262,8 @@ constexpr int LN_BWD_MIN_BLOCKS = CPT == 1 && sizeof(TD) == sizeof(T) ? 2 : 1;
  * writes it: the dW GEMM's operand in a backward without ln_out, written here beside dx
  * while the row of x is in registers (the LayerNorm pass that wrote it before read x
  * once more, and was one more launch). xh is row_sums' xhat, gamma is gam (1 without
- * it), beta read from L1. Bitwise launch_ln_forward's ln_value: the same xhat times
- * gamma plus beta, one fused multiply-add. */
+ * it), beta read from L1: xhat * gamma + beta in one fused multiply-add, as ln_value
+ * takes it (bitwise this kernel's LN(x) before xhat was kept). */
 template <typename T, int V, int CPT>
 __device__ __forceinline__ void row_ln(const float (&xh)[CPT][V], const float (&gam)[CPT][V],
                                        const T *__restrict__ beta, int64_t nchunks,
