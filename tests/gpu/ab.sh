@@ -13,6 +13,7 @@
 #   ab_sanitize new bf16 4224,520,136
 #   ab_pytest new 150 "stats_inside or folded_weight_overflow"   # build new with target lnlinear
 #   ab_bench 2 "old new" "--dtype bf16 --strategy fused" 8192,1024,1024 32768,4096,256
+#   ncu ... python3 "$(ab_target new 8192,1024,1024 bf16 auto)"  # a profiler's target
 #   ab_pack
 #
 # A variant NAME is built in ./build-NAME. Every step runs under `timeout` and prints one
@@ -134,6 +135,24 @@ ab_bench() { # ROUNDS "VARIANT..." "BENCH ARGS" SHAPE...: the variants in turn, 
             ab_rows "$R/bench_${v}_r${r}_c$AB_BENCH_CALLS.txt"
         done
     done
+}
+
+# A Python target for a profiler (ncu, nsys): three forward+backward calls of one problem
+# on build-NAME's library, through bench/cuda/time_cuda.py's Case (random inputs of
+# non-zero mean). Writes $R/target_SHAPE.py and prints its path.
+ab_target() { # NAME SHAPE DTYPE STRATEGY
+    local f=$R/target_$2.py
+    cat >"$f" <<PY
+import sys
+sys.path.insert(0, "bench/cuda")
+import torch
+from time_cuda import Case, load
+c = Case(load("build-$1/liblnlinear.so"), $2, "$3", "$4")
+for _ in range(3):
+    c.fwd_bwd()
+torch.cuda.synchronize()
+PY
+    echo "$f"
 }
 
 ab_pack() { # $R into $OUT/NAME.tgz (the device tool brings files back, not folders)

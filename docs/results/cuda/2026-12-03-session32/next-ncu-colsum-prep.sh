@@ -10,20 +10,11 @@
 . tests/gpu/ab.sh && ab_init ncu-cp # results in $R ($OUT/ncu-cp)
 AB_JOBS=16 ab_build n . "" lnlinear || { tail -5 "$R/build_n.log"; ab_pack; exit 1; }
 for s in 8192,768,3072 8192,1024,1024; do
-    cat >"$R/target_$s.py" <<PY
-import sys
-sys.path.insert(0, "bench/cuda")
-import torch
-from time_cuda import Case, load
-c = Case(load("build-n/liblnlinear.so"), ${s}, "bf16", "auto")
-for _ in range(3):
-    c.fwd_bwd()
-torch.cuda.synchronize()
-PY
+    target=$(ab_target n $s bf16 auto)
     timeout 150 ncu --kernel-name regex:'fold_prep|colsum_partials' --launch-skip 2 --launch-count 2 \
         --cache-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
         --section WarpStateStats --section MemoryWorkloadAnalysis --section SchedulerStats \
-        --section InstructionStats python3 "$R/target_$s.py" >"$R/ncu_$s.txt" 2>&1
+        --section InstructionStats python3 "$target" >"$R/ncu_$s.txt" 2>&1
     echo "ncu $s rc $?"
     grep -E "fold_prep|colsum_partials|Duration|DRAM Throughput|L2 Hit|Achieved Occupancy|Waves Per SM|Eligible|Issued Warp|No Eligible|Executed Ipc|Stall|Grid Size|Block Size" \
         "$R/ncu_$s.txt" | cut -c1-130 | head -70
