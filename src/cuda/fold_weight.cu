@@ -17,8 +17,8 @@
  * rows of x (statistics) and then those of W (folding) as one list, walked by a persistent
  * grid, so the two jobs share the GPU instead of following each other.
  *  - Up to K = 2048, a warp a row, and no block waits at a barrier. Each lane loads all of
- *    its 16-byte chunks of a row before it uses any; the sums are warp shuffles in a fixed
- *    order (deterministic). Where rows are short that is what the two kernels before it
+ *    its 16-byte chunks of a row before it uses any, and those of its next row before it
+ *    sums this one; the sums are warp shuffles in a fixed order (deterministic). Where rows are short that is what the two kernels before it
  *    lacked, a block a row each: a block finished its row and the memory idled until the
  *    next wave of blocks was resident (H200, bf16, profile_cuda.py, session 7 call 2:
  *    0.009 ms at 8192,768,3072 against 0.0055 + 0.011).
@@ -53,30 +53,58 @@ template <typename T> __device__ __forceinline__ void chunk_to_f(const uint4 &u,
     for (int j = 0; j < 8; j++) f[j] = to_f(e[j]);
 }
 
+/* The element pairs of two 16-byte chunks multiplied, each product rounded once to T:
+ * bitwise from_f<T>(to_f(a) * to_f(b)), since the float32 product of two 16-bit values is
+ * exact (outside float32's subnormal range), in one instruction a pair instead of six. */
+template <typename T> struct pair_of;
+template <> struct pair_of<__half> { using type = __half2; };
+template <> struct pair_of<__nv_bfloat16> { using type = __nv_bfloat162; };
+template <typename T> __device__ __forceinline__ uint4 mul_chunk(const uint4 &a, const uint4 &b) {
+    using P = typename pair_of<T>::type;
+    uint4 r;
+    const P *pa = (const P *)&a, *pb = (const P *)&b;
+    P *pr = (P *)&r;
+#pragma unroll
+    for (int j = 0; j < 4; j++) pr[j] = __hmul2_rn(pa[j], pb[j]);
+    return r;
+}
+
 /* 8 columns of a row of W (chunk w) with those of gamma and beta (gu, bu; unused when
- * absent): returns the 8 of W' and adds their share to c and d; sets overflow where a
- * W' of finite factors rounded to inf. */
+ * absent): returns the 8 of W' and adds their share to c and d. An overflowed W' makes
+ * c infinite or NaN; the caller checks c once a row (chunk_overflows), not each element. */
 template <typename T>
 __device__ __forceinline__ uint4 fold_chunk(const uint4 &w, const uint4 &gu, const uint4 &bu,
-                                            bool has_gamma, bool has_beta, float &c, float &d,
-                                            bool &overflow) {
-    float wf[8], gf[8], bf[8];
-    chunk_to_f<T>(w, wf);
-    chunk_to_f<T>(gu, gf);
-    chunk_to_f<T>(bu, bf);
-    uint4 fu;
-    T *fv = (T *)&fu;
+                                            bool has_gamma, bool has_beta, float &c, float &d) {
+    const uint4 fu = has_gamma ? mul_chunk<T>(w, gu) : w;
+    float ff[8];
+    chunk_to_f<T>(fu, ff);
 #pragma unroll
-    for (int j = 0; j < 8; j++) {
-        fv[j] = from_f<T>(has_gamma ? wf[j] * gf[j] : wf[j]);
-        /* f16's range ends at 65504: W * gamma of finite values can round to inf, where
-         * LN(x) W^T itself may be finite (W' has no meaning there; the transform form,
-         * which multiplies by W itself, redoes the call) */
-        overflow |= isinf(to_f(fv[j])) && !isinf(wf[j]) && !(has_gamma && isinf(gf[j]));
-        c += to_f(fv[j]);
-        if (has_beta) d = fmaf(wf[j], bf[j], d);
+    for (int j = 0; j < 8; j++) c += ff[j];
+    if (has_beta) {
+        float wf[8], bf[8];
+        chunk_to_f<T>(w, wf);
+        chunk_to_f<T>(bu, bf);
+#pragma unroll
+        for (int j = 0; j < 8; j++) d = fmaf(wf[j], bf[j], d);
     }
     return fu;
+}
+
+/* Whether a W' of this chunk rounded to inf from finite factors. f16's range ends at
+ * 65504: W * gamma of finite values can round to inf, where LN(x) W^T itself may be
+ * finite (W' has no meaning there; the transform form, which multiplies by W itself,
+ * redoes the call). Asked only of a thread whose c is not finite, which every such W'
+ * makes it (and which inf or NaN in W or gamma, or a sum past float32's range, also do:
+ * those are not overflows, and this test tells them apart). */
+template <typename T> __device__ __forceinline__ bool chunk_overflows(const uint4 &w, const uint4 &gu) {
+    float wf[8], gf[8], ff[8];
+    chunk_to_f<T>(w, wf);
+    chunk_to_f<T>(gu, gf);
+    chunk_to_f<T>(mul_chunk<T>(w, gu), ff);
+    bool overflow = false;
+#pragma unroll
+    for (int j = 0; j < 8; j++) overflow |= isinf(ff[j]) && !isinf(wf[j]) && !isinf(gf[j]);
+    return overflow;
 }
 
 /* 16 bytes of base from element e, or zeros when !in or base is absent (gamma, beta).
@@ -100,8 +128,10 @@ __device__ __forceinline__ void clear_flag_and_pad(int *off_centre, float *cd, i
  * its row in registers; its sums are in a fixed order (deterministic): shuffles within the
  * warp, then, for a block, across its warps through shared memory.
  *
- * A block issues the loads of its next row before the sums of this one, so that the memory
- * has work while it waits at its barriers. Before session 26 rows of more than 2048
+ * A group issues the loads of its next row before the sums of this one, so that the memory
+ * has work while it waits at its shuffles and barriers. The folding multiplies W by gamma
+ * two elements an instruction and checks for overflow once a row (variant B29, session
+ * 33: the kernel at 8192,4096,4096 43.1 -> 38.4-38.9 us). Before session 26 rows of more than 2048
  * elements took two launches, the folding (fold_weight_kernel) and then launch_ln_forward's
  * statistics, a block a row each. H200, bf16, session 26 call 1 (docs/results/cuda/
  * 2026-12-03-session26): at 8192,4096,4096 this kernel takes 43.1 us against 25.4 + 21.9
@@ -124,39 +154,44 @@ template <int G> __device__ __forceinline__ float2 group_sum2(float a, float b, 
     else return block_sum2(a, b, red);
 }
 
-/* Thread t's chunks of a row (zeros past its end, or all zeros when !in). */
+/* Thread t's chunks of a row (zeros past its end, or all zeros when !in). Chunk counts
+ * are 32-bit here (K <= PREP_BLOCK_MAX_K): their 64-bit compares and address sums had
+ * been tens of instructions a row (SASS, session 33). */
 template <typename T, int CPL, int G>
-__device__ __forceinline__ void load_row_chunks(const T *row, int64_t nchunks, bool in, int t,
+__device__ __forceinline__ void load_row_chunks(const T *row, int nchunks, bool in, int t,
                                                 uint4 (&v)[CPL]) {
+    const uint4 *p = (const uint4 *)row + t;
 #pragma unroll
-    for (int i = 0; i < CPL; i++) {
-        const int64_t c = t + (int64_t)G * i;
-        v[i] = ldg16_or0(row, 8 * c, in && c < nchunks);
-    }
+    for (int i = 0; i < CPL; i++)
+        v[i] = in && t + G * i < nchunks ? __ldg(p + G * i) : make_uint4(0, 0, 0, 0);
 }
 
 /* A row of x's mean and rstd from its chunks in registers: two passes over them, the sums
  * taken about the row's first element x0 so that a row like 1e3 + randn keeps float32
  * precision (as launch_ln_forward), each in two interleaved partial sums (half the
- * dependency chain). Returns whether the row is off centre (the same in every thread). */
+ * dependency chain); the means times inv_k = 1/K, not divided by K (at most an ulp apart,
+ * and nothing where K is a power of two). Keeping each x - x0 of the first pass in
+ * registers for the second (32 floats a lane at K = 1024) cost the warp kernel a block an
+ * SM (80 registers) and was no faster (session 33, call 2). Returns whether the row is
+ * off centre (the same in every thread). */
 template <typename T, int CPL, int G>
-__device__ __forceinline__ bool stats_row(const uint4 (&v)[CPL], float x0, int t, int64_t nchunks,
-                                          int64_t K, float eps, float *mean, float *rstd,
+__device__ __forceinline__ bool stats_row(const uint4 (&v)[CPL], float x0, int t, int nchunks,
+                                          float inv_k, float eps, float *mean, float *rstd,
                                           float2 *red) {
     float s[2] = {0.f, 0.f};
 #pragma unroll
     for (int i = 0; i < CPL; i++) {
-        if (t + (int64_t)G * i >= nchunks) continue;
+        if (t + G * i >= nchunks) continue;
         float f[8];
         chunk_to_f<T>(v[i], f);
 #pragma unroll
         for (int j = 0; j < 8; j++) s[j & 1] += f[j] - x0;
     }
-    const float dm = group_sum<G>(s[0] + s[1], red) / (float)K;
+    const float dm = group_sum<G>(s[0] + s[1], red) * inv_k;
     float ss[2] = {0.f, 0.f};
 #pragma unroll
     for (int i = 0; i < CPL; i++) {
-        if (t + (int64_t)G * i >= nchunks) continue;
+        if (t + G * i >= nchunks) continue;
         float f[8];
         chunk_to_f<T>(v[i], f);
 #pragma unroll
@@ -165,7 +200,7 @@ __device__ __forceinline__ bool stats_row(const uint4 (&v)[CPL], float x0, int t
             ss[j & 1] = fmaf(e, e, ss[j & 1]);
         }
     }
-    const float var = group_sum<G>(ss[0] + ss[1], red) / (float)K;
+    const float var = group_sum<G>(ss[0] + ss[1], red) * inv_k;
     const float mu = x0 + dm, rs = 1.f / sqrtf(var + eps);
     if (t == 0) {
         *mean = mu;
@@ -180,17 +215,23 @@ template <typename T, int CPL, int G>
 __device__ __forceinline__ bool fold_row(const uint4 (&w)[CPL], const T *__restrict__ gamma,
                                          const T *__restrict__ beta, const T *__restrict__ bias,
                                          T *__restrict__ fr, float *__restrict__ cdn, int64_t n,
-                                         int t, int64_t nchunks, float2 *red) {
+                                         int t, int nchunks, float2 *red) {
     float c = 0.f, d = 0.f;
-    bool overflow = false;
 #pragma unroll
     for (int i = 0; i < CPL; i++) {
-        const int64_t k = t + (int64_t)G * i;
+        const int k = t + G * i;
         if (k >= nchunks) continue;
         /* gamma and beta: the same few KB for every row, from L1 */
         *(uint4 *)(fr + 8 * k) = fold_chunk<T>(w[i], ldg16_or0(gamma, 8 * k, true),
-                                               ldg16_or0(beta, 8 * k, true), gamma, beta, c, d,
-                                               overflow);
+                                               ldg16_or0(beta, 8 * k, true), gamma, beta, c, d);
+    }
+    bool overflow = false;
+    if (gamma && !isfinite(c)) { /* rare: see chunk_overflows */
+#pragma unroll
+        for (int i = 0; i < CPL; i++) {
+            const int k = t + G * i;
+            if (k < nchunks) overflow |= chunk_overflows<T>(w[i], ldg16_or0(gamma, 8 * k, true));
+        }
     }
     const float2 cs = group_sum2<G>(c, d, red);
     if (t == 0) {
@@ -212,14 +253,16 @@ fold_prep_kernel(const T *__restrict__ x, float *__restrict__ mean, float *__res
     pdl_launch_dependents(); /* the GEMM kernel behind may be set up now; it waits for us */
     constexpr int GROUPS = prep_threads<G>() / G;
     const int t = threadIdx.x % G;
-    const int64_t rows = stats_rows + N, nchunks = K / 8, step = (int64_t)gridDim.x * GROUPS;
+    const int64_t rows = stats_rows + N, step = (int64_t)gridDim.x * GROUPS;
+    const int nchunks = (int)(K / 8);
+    const float inv_k = 1.f / (float)K;
     if (blockIdx.x == 0) clear_flag_and_pad(off_centre, cd, N);
     auto row_of = [&](int64_t r) { return r < stats_rows ? x + r * K : W + (r - stats_rows) * K; };
     bool off = false;
     /* row r from its chunks v (x0: its first element, for a row of x) */
     auto do_row = [&](int64_t r, const uint4 (&v)[CPL], float x0) {
         if (r < stats_rows) { /* the same branch in every thread of the group */
-            off |= stats_row<T, CPL, G>(v, x0, t, nchunks, K, eps, mean + r, rstd + r, red);
+            off |= stats_row<T, CPL, G>(v, x0, t, nchunks, inv_k, eps, mean + r, rstd + r, red);
         } else {
             const int64_t n = r - stats_rows;
             off |= fold_row<T, CPL, G>(v, gamma, beta, bias, wfold + n * K, cd + 2 * n, n, t,
@@ -227,39 +270,37 @@ fold_prep_kernel(const T *__restrict__ x, float *__restrict__ mean, float *__res
         }
     };
     int64_t r = (int64_t)blockIdx.x * GROUPS + threadIdx.x / G;
-    if constexpr (G == 32) {
-        /* a warp a row loads it when it starts it: loading the next row first measured no
-         * faster (fold_prep_kernel 9.7 vs 9.4 us at 8192,768,3072, session 26 call 1: 79
-         * instead of 57 registers, three blocks an SM instead of four) */
-        for (; r < rows; r += step) {
-            uint4 v[CPL];
-            load_row_chunks<T, CPL, G>(row_of(r), nchunks, true, t, v);
-            do_row(r, v, __shfl_sync(0xffffffffu, to_f(*(const T *)&v[0]), 0));
-        }
-    } else {
-        /* a block a row loads its next row before it reduces this one (x0: the first
-         * element of a row of x, loaded with its chunks). Rows through a ring of shared
-         * memory instead (each thread copying its chunks of the next three rows by
-         * cp.async, 56 registers instead of 72, two rows in flight a block during the sums)
-         * were slower: 48.6 vs 43.8 us at 8192,4096,4096 and 95.7 vs 83.9 at
-         * 8192,4096,12288 (torch.profiler), the FUSED forward 0.4724-0.4739 vs
-         * 0.4748-0.4755 ms and 1.3642-1.3682 vs 1.3498-1.3581 back to back at the power
-         * cap (session 27, call 2; docs/results/cuda/2026-12-03-session27), as the
-         * LayerNorm backward's cp.async ring was in session 6 (ln_backward.cu). */
-        auto first_of = [&](int64_t q) { return q < stats_rows ? to_f(__ldg(x + q * K)) : 0.f; };
-        uint4 v[CPL];
-        load_row_chunks<T, CPL, G>(row_of(r), nchunks, r < rows, t, v);
-        float x0 = r < rows ? first_of(r) : 0.f;
-        for (; r < rows; r += step) {
-            const int64_t rn = r + step;
-            uint4 nv[CPL];
-            load_row_chunks<T, CPL, G>(row_of(rn), nchunks, rn < rows, t, nv);
-            const float nx0 = rn < rows ? first_of(rn) : 0.f;
-            do_row(r, v, x0);
+    /* A group loads its next row before it reduces this one (x0: the first element of a
+     * row of x, loaded with its chunks), so that each warp has a row's loads in flight
+     * while it waits at its shuffles and barriers.
+     *  - The warp kernel loaded each row when it started it until session 33: with the
+     *    lighter rows of variant B29 the loads ahead are faster (torch.profiler, H200,
+     *    bf16, FUSED forward; call 3, docs/results/cuda/2026-12-03-session33): 4.64 vs
+     *    4.77 us at 4096,768,768, 9.47 vs 9.79 at 8192,768,3072, 18.56 vs 19.84 at
+     *    8192,2048,2048, 8.45 vs 8.22 at 8192,1024,1024; the rows of B29 without them
+     *    were slower still at K = 2048 (21.22 us). Session 26 had measured them slower
+     *    with the heavier rows (9.7 vs 9.4 us at 8192,768,3072: 79 instead of 57
+     *    registers, three blocks an SM instead of four).
+     *  - Rows through a ring of shared memory instead (each thread copying its chunks of
+     *    the next three rows by cp.async, 56 registers instead of 72, two rows in flight a
+     *    block during the sums) were slower in the block kernel: 48.6 vs 43.8 us at
+     *    8192,4096,4096 and 95.7 vs 83.9 at 8192,4096,12288 (torch.profiler), the FUSED
+     *    forward 0.4724-0.4739 vs 0.4748-0.4755 ms and 1.3642-1.3682 vs 1.3498-1.3581
+     *    back to back at the power cap (session 27, call 2), as the LayerNorm backward's
+     *    cp.async ring was in session 6 (ln_backward.cu). */
+    auto first_of = [&](int64_t q) { return q < stats_rows ? to_f(__ldg(x + q * K)) : 0.f; };
+    uint4 v[CPL];
+    load_row_chunks<T, CPL, G>(row_of(r), nchunks, r < rows, t, v);
+    float x0 = r < rows ? first_of(r) : 0.f;
+    for (; r < rows; r += step) {
+        const int64_t rn = r + step;
+        uint4 nv[CPL];
+        load_row_chunks<T, CPL, G>(row_of(rn), nchunks, rn < rows, t, nv);
+        const float nx0 = rn < rows ? first_of(rn) : 0.f;
+        do_row(r, v, x0);
 #pragma unroll
-            for (int i = 0; i < CPL; i++) v[i] = nv[i];
-            x0 = nx0;
-        }
+        for (int i = 0; i < CPL; i++) v[i] = nv[i];
+        x0 = nx0;
     }
     off = __syncthreads_or(off);
     if (threadIdx.x == 0) block_flags[blockIdx.x] = off ? 1 : 0;
@@ -285,7 +326,11 @@ fold_weight_kernel(const T *__restrict__ W, const T *__restrict__ gamma, const T
         for (int64_t k = 8 * (int64_t)threadIdx.x; k < K; k += 8 * FOLD_THREADS)
             *(uint4 *)(fr + k) = fold_chunk<T>(__ldg((const uint4 *)(wr + k)),
                                                ldg16_or0(gamma, k, true), ldg16_or0(beta, k, true),
-                                               gamma, beta, c, d, overflow);
+                                               gamma, beta, c, d);
+        if (gamma && !isfinite(c)) /* rare: see chunk_overflows */
+            for (int64_t k = 8 * (int64_t)threadIdx.x; k < K; k += 8 * FOLD_THREADS)
+                overflow |= chunk_overflows<T>(__ldg((const uint4 *)(wr + k)),
+                                               __ldg((const uint4 *)(gamma + k)));
         c = warp_sum(c);
         d = warp_sum(d);
         const int warp = threadIdx.x / 32;
