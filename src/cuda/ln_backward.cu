@@ -208,41 +208,27 @@ __device__ __forceinline__ void row_dx(const TD (&dv)[CPT][V], const float (&xh)
         store_vec<T, V>(dxr + c * V, o);
     }
 }
-/* Two sums over a warp in one butterfly: at its first level the lower half of the
- * lanes keeps a and sends b, the upper half keeps b and sends a, so every later level
- * moves one value, not two (5 shuffles and 5 adds for the pair, against warp_sum's 10
- * and 10). Lanes 0-15 end with the warp's total of a, lanes 16-31 with that of b; every
- * lane of a half holds the same bits (each level adds the same two values, in one order
- * or the other). Measured neutral (variant B27: the selects and the store's address take
- * back what the shuffles save); kept as what run.sh proved at e6ffe82. */
-__device__ __forceinline__ float warp_sum_pair(float a, float b) {
-    const bool hi = threadIdx.x & 16;
-    float v = (hi ? b : a) + __shfl_xor_sync(0xffffffffu, hi ? a : b, 16);
-#pragma unroll
-    for (int o = 8; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
 /* The row's two totals over the block, in a fixed order (deterministic), for little
- * issue: each warp's pair by warp_sum_pair, its lanes 0 and 16 storing them; after one
- * barrier every thread adds the warps' totals: with nw <= 4 warps from two 16-byte loads,
- * (t0 + t2) + (t1 + t3) with zeros for the missing (red's slots 0-3 start at zero),
- * else by warp_sum_pair across the lanes. red has two halves used by alternate rows
- * (parity): a warp can store its totals of row r + 1 while a slower warp still reads row
- * r's, and cannot store row r + 2's before every warp has passed row r + 1's barrier,
- * after its reads of row r; so one barrier a row, not block_sum2's two. */
+ * issue: each warp sums its lanes by the shuffle tree and lane 0 stores the warp's pair;
+ * after one barrier every thread adds the warps' totals: with nw <= 4 warps from two
+ * 16-byte loads, (t0 + t2) + (t1 + t3) with zeros for the missing (red's slots 0-3 start
+ * at zero), else by the shuffle tree across the lanes. red has two halves used by
+ * alternate rows (parity): a warp can store its totals of row r + 1 while a slower warp
+ * still reads row r's, and cannot store row r + 2's before every warp has passed row
+ * r + 1's barrier, after its reads of row r; so one barrier a row, not block_sum2's two.
+ * (Both sums in one butterfly, the lower half-warp keeping one and the upper the other,
+ * halves the shuffles and measured no faster: variant B27, reverted in session 33.) */
 __device__ __forceinline__ float2 row_sum2(float a, float b, float2 (*red)[32], int parity) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
-    const float v = warp_sum_pair(a, b);
-    if ((lane & 15) == 0) reinterpret_cast<float *>(red[parity])[2 * warp + (lane >> 4)] = v;
+    const float2 v = warp_sum(make_float2(a, b));
+    if (lane == 0) red[parity][warp] = v;
     __syncthreads();
     if (nw <= 4) {
         const float4 t01 = reinterpret_cast<const float4 *>(red[parity])[0];
         const float4 t23 = reinterpret_cast<const float4 *>(red[parity])[1];
         return make_float2((t01.x + t23.x) + (t01.z + t23.z), (t01.y + t23.y) + (t01.w + t23.w));
     }
-    const float2 w = lane < nw ? red[parity][lane] : make_float2(0.f, 0.f);
-    const float t = warp_sum_pair(w.x, w.y), o = __shfl_xor_sync(0xffffffffu, t, 16);
-    return lane & 16 ? make_float2(o, t) : make_float2(t, o);
+    return warp_sum(lane < nw ? red[parity][lane] : make_float2(0.f, 0.f));
 }
 /* red's slots nw..3 of both halves zeroed, for row_sum2 at nw < 4: no warp writes
  * them, and the first row's barrier orders these stores before any read. */
