@@ -129,9 +129,9 @@ struct device_info {
 lnl_status device_query(device_info *d);
 /* cudaFuncSetAttribute(kernel, MaxDynamicSharedMemorySize, bytes) on `device` (the
  * current one), skipped when an earlier call set at least that much there, unless `again`
- * (after a launch failed: a cudaDeviceReset drops the context's attributes). For kernels
- * whose size varies by call; the Hopper forward keeps a bit a device and width
- * (raise_width_smem_limit in fused_forward_sm90.cu). */
+ * (after a launch failed: a cudaDeviceReset drops the context's attributes). The one
+ * record of these limits: the LayerNorm backward's ring kernel (its size varies by call)
+ * and the Hopper forward's kernels (raise_width_smem_limit) both go through it. */
 cudaError_t raise_smem_limit(const void *kernel, size_t bytes, int device, bool again);
 /* A non-negative integer from the environment, or `fallback` when unset or malformed:
  * the LNL_CUDA_* overrides, read on each call, for tests and timing (like LNL_CPU_ISA). */

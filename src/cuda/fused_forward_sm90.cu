@@ -55,8 +55,6 @@
  * contributes exactly 0 (gamma and beta are taken as 0 there, so nothing is read past
  * K); rows past M and columns past N are computed but never stored. */
 
-#include <atomic>
-
 #include "cuda_common.cuh"
 #include "fused_sm90.cuh"
 #include "sm90_primitives.cuh"
@@ -959,21 +957,17 @@ template <typename T, int BN> constexpr auto fold_stats_kernel() {
     else return ln_gemm_fwd_sm90<T, BN, FORM_FOLD_STATS>;
 }
 
-/* The width's kernels may use C::SMEM bytes of shared memory: raised once per device (a
- * bit each in `done`; the limit belongs to the device's context, so a process-wide "done
- * once" would fail on the second GPU it uses), or again when `again`. Until session 30
- * it was set on every call, four runtime calls of the forward's host path. */
+/* The width's kernels may use C::SMEM bytes of shared memory: raised once per device
+ * and kernel through raise_smem_limit's record (cuda_backend.cu; the limit belongs to the
+ * device's context), or again when `again`. Until session 30 it was set on every call,
+ * four runtime calls of the forward's host path; until session 33 this width kept a
+ * record of its own, a bit a device. */
 template <typename T, int BN> cudaError_t raise_width_smem_limit(int device, bool again) {
-    static std::atomic<unsigned long long> done{0};
-    const unsigned long long bit = device >= 0 && device < 64 ? 1ull << device : 0;
-    if (bit && !again && (done.load(std::memory_order_acquire) & bit)) return cudaSuccess;
     for (auto *k : {ln_gemm_fwd_sm90<T, BN, FORM_TRANSFORM>, ln_gemm_fwd_sm90<T, BN, FORM_FOLD>,
                     fold_stats_kernel<T, BN>(), ln_gemm_fwd_sm90<T, BN, FORM_FOLD, BN == 256>}) {
-        const cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                   (int)tile_cfg<BN>::SMEM);
+        const cudaError_t e = raise_smem_limit((const void *)k, tile_cfg<BN>::SMEM, device, again);
         if (e != cudaSuccess) return e;
     }
-    if (bit) done.fetch_or(bit, std::memory_order_release);
     return cudaSuccess;
 }
 
