@@ -42,7 +42,8 @@ CASES = [  # dtype, M, K, N, strategy, data
 
 
 def digest(t):
-    return hashlib.sha256(t.detach().contiguous().view(torch.uint8).cpu().numpy().tobytes()).hexdigest()[:12]
+    raw = t.detach().contiguous().view(torch.uint8).cpu().numpy().tobytes()
+    return hashlib.sha256(raw).hexdigest()[:12]
 
 
 def main():
@@ -52,7 +53,8 @@ def main():
     a = ap.parse_args()
     lib = load(a.lib)
     print(f"library {a.lib}")
-    print("dtype M,K,N              strategy data | fwd ms  | y            mean         rstd         | y err")
+    print("dtype M,K,N              strategy data | fwd ms  | "
+          "y            mean         rstd         | y err")
     for name, M, K, N, strategy, data in CASES:
         c = Case(lib, M, K, N, name, strategy, offset_rows=data == "off")
         if data == "ovf":

@@ -18,10 +18,11 @@
  * grid, so the two jobs share the GPU instead of following each other.
  *  - Up to K = 2048, a warp a row, and no block waits at a barrier. Each lane loads all of
  *    its 16-byte chunks of a row before it uses any, and those of its next row before it
- *    sums this one; the sums are warp shuffles in a fixed order (deterministic). Where rows are short that is what the two kernels before it
- *    lacked, a block a row each: a block finished its row and the memory idled until the
- *    next wave of blocks was resident (H200, bf16, profile_cuda.py, session 7 call 2:
- *    0.009 ms at 8192,768,3072 against 0.0055 + 0.011).
+ *    sums this one; the sums are warp shuffles in a fixed order (deterministic). Where
+ *    rows are short that is what the two kernels before it lacked, a block a row each: a
+ *    block finished its row and the memory idled until the next wave of blocks was
+ *    resident (H200, bf16, profile_cuda.py, session 7 call 2: 0.009 ms at 8192,768,3072
+ *    against 0.0055 + 0.011).
  *  - Up to K = 8192, a block of 128 a row.
  *  - Longer rows fold with a block a row (fold_weight_kernel) and take their statistics
  *    from launch_ln_forward (the caller).
@@ -96,7 +97,8 @@ __device__ __forceinline__ uint4 fold_chunk(const uint4 &w, const uint4 &gu, con
  * redoes the call). Asked only of a thread whose c is not finite, which every such W'
  * makes it (and which inf or NaN in W or gamma, or a sum past float32's range, also do:
  * those are not overflows, and this test tells them apart). */
-template <typename T> __device__ __forceinline__ bool chunk_overflows(const uint4 &w, const uint4 &gu) {
+template <typename T>
+__device__ __forceinline__ bool chunk_overflows(const uint4 &w, const uint4 &gu) {
     float wf[8], gf[8], ff[8];
     chunk_to_f<T>(w, wf);
     chunk_to_f<T>(gu, gf);
@@ -131,14 +133,14 @@ __device__ __forceinline__ void clear_flag_and_pad(int *off_centre, float *cd, i
  * A group issues the loads of its next row before the sums of this one, so that the memory
  * has work while it waits at its shuffles and barriers. The folding multiplies W by gamma
  * two elements an instruction and checks for overflow once a row (variant B29, session
- * 33: the kernel at 8192,4096,4096 43.1 -> 38.4-38.9 us). Before session 26 rows of more than 2048
- * elements took two launches, the folding (fold_weight_kernel) and then launch_ln_forward's
- * statistics, a block a row each. H200, bf16, session 26 call 1 (docs/results/cuda/
- * 2026-12-03-session26): at 8192,4096,4096 this kernel takes 43.1 us against 25.4 + 21.9
- * (torch.profiler; ~3.0 TB/s), and the FUSED forward 0.4792-0.4802 ms against 0.4865-0.4870
- * back to back at the power cap (8192,4096,12288: 1.379-1.384 vs 1.387); the folding alone
- * at K = 8192 (16384,8192,1024, statistics in the GEMM kernel) is no faster, 0.4541-0.4547
- * vs 0.4538-0.4539 ms. */
+ * 33: the kernel at 8192,4096,4096 43.1 -> 38.4-38.9 us). Before session 26 rows of more
+ * than 2048 elements took two launches, the folding (fold_weight_kernel) and then
+ * launch_ln_forward's statistics, a block a row each. H200, bf16, session 26 call 1
+ * (docs/results/cuda/2026-12-03-session26): at 8192,4096,4096 this kernel took 43.1 us
+ * against 25.4 + 21.9 (torch.profiler; ~3.0 TB/s), and the FUSED forward 0.4792-0.4802 ms
+ * against 0.4865-0.4870 back to back at the power cap (8192,4096,12288: 1.379-1.384 vs
+ * 1.387); the folding alone at K = 8192 (16384,8192,1024, statistics in the GEMM kernel)
+ * was no faster, 0.4541-0.4547 vs 0.4538-0.4539 ms. */
 constexpr int PREP_BLOCK_THREADS = 128;
 constexpr int64_t PREP_WARP_MAX_K = 2048, PREP_BLOCK_MAX_K = 8192;
 template <int G> __host__ __device__ constexpr int prep_threads() {
