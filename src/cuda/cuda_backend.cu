@@ -210,6 +210,23 @@ struct bwd_layout {
     size_t lt_bytes; /* LT_WORKSPACE, or BLAS_WORKSPACE for float32 (cuBLAS GEMMs) */
     size_t total;
 };
+/* The act region: dxhat, and LN(x) where the plan may rebuild it for cuBLAS (neither
+ * dW from the raw x nor the fused dW kernel). A float32 dxhat (dxhat_f32) takes M K
+ * floats, and a rebuilt LN(x), written by its own pass before the dW GEMM, fits in them.
+ * A 16-bit dxhat takes 2 M K bytes, and a rebuilt LN(x) then follows it from the next
+ * 256-byte boundary (backward()): without that padding LN(x) ran up to 255 bytes into
+ * part_g where 2 M K is not a multiple of 256 (session 28, call 3: dW and dln_weight wrong
+ * in f16 at K = 1032, 4097, 4104 and 8200).
+ * Until session 34 the region was 4 M K + 256 bytes whatever the plan: at bf16
+ * 16384,8192,1024 and 32768,4096,256 (dW from the raw x) that was 256 MiB never touched,
+ * and it put AUTO's forward+backward peak above eager's (bench/compare.py, session 33). */
+static size_t act_bytes(const lnl_problem *p, const bwd_plan &pl) {
+    const size_t mk = (size_t)p->rows * (size_t)p->in_features;
+    if (dxhat_f32(p->dtype, p->in_features)) return mk * 4;
+    const size_t dxhat = mk * lnl_dtype_size(p->dtype);
+    return pl.dw_x || pl.fused_dw ? dxhat : align_up(dxhat, 256) + dxhat;
+}
+
 static bwd_layout bwd_carve(const lnl_problem *p, const bwd_plan &pl, void *base) {
     carver c{(char *)base, 0};
     const int64_t M = p->rows, K = p->in_features, N = p->out_features;
@@ -217,13 +234,7 @@ static bwd_layout bwd_carve(const lnl_problem *p, const bwd_plan &pl, void *base
     l.mean = (float *)c.take((size_t)M * 4);
     l.rstd = (float *)c.take((size_t)M * 4);
     l.shift = (float *)c.take((size_t)M * 4);
-    /* dxhat (float32 at most); a LN(x) rebuilt by its own pass first, or, where dxhat is
-     * 16-bit, after it from the next 256-byte boundary (backward()): hence the 256 bytes
-     * more. Without them that LN(x) ran up to 255 bytes into part_g where 2 M K is not a
-     * multiple of 256 (session 28, call 3: dW and dln_weight wrong in f16 at K = 1032,
-     * 4097, 4104 and 8200; the other regions are 256-aligned, so it stayed inside the
-     * workspace). */
-    l.act = c.take((size_t)M * K * 4 + 256);
+    l.act = c.take(act_bytes(p, pl));
     l.part_g = (float *)c.take((size_t)pl.G * K * 4);
     l.part_b = (float *)c.take((size_t)pl.G * K * 4);
     l.part_db = (float *)c.take((size_t)pl.G2 * N * 4);
