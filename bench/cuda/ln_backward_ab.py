@@ -34,6 +34,15 @@ CASES = [  # dtype, M, K, N, strategy, recompute
     ("bf16", 1000, 520, 264, "auto", True),
     ("f16", 4096, 768, 768, "auto", True),
     ("f32", 8192, 1024, 1024, "auto", False),
+    # LN(x) rebuilt by the LayerNorm backward (16-bit dxhat, no ln_out kept; since
+    # session 34 over dxhat): each of its kernels, register (one and two chunks a
+    # thread), Hopper ring (K = 8192) and generic (K % 8 != 0; more than 1024 chunks)
+    ("f16", 8192, 1024, 1024, "auto", True),
+    ("bf16", 8192, 4096, 4096, "auto", True),
+    ("f16", 4096, 6144, 6144, "auto", True),
+    ("f16", 16384, 8192, 1024, "auto", True),
+    ("f16", 2048, 4100, 1024, "auto", True),
+    ("f16", 2048, 12288, 1024, "auto", True),
 ]
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 

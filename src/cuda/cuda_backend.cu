@@ -210,21 +210,19 @@ struct bwd_layout {
     size_t lt_bytes; /* LT_WORKSPACE, or BLAS_WORKSPACE for float32 (cuBLAS GEMMs) */
     size_t total;
 };
-/* The act region: dxhat, and LN(x) where the plan may rebuild it for cuBLAS (neither
- * dW from the raw x nor the fused dW kernel). A float32 dxhat (dxhat_f32) takes M K
- * floats, and a rebuilt LN(x), written by its own pass before the dW GEMM, fits in them.
- * A 16-bit dxhat takes 2 M K bytes, and a rebuilt LN(x) then follows it from the next
- * 256-byte boundary (backward()): without that padding LN(x) ran up to 255 bytes into
- * part_g where 2 M K is not a multiple of 256 (session 28, call 3: dW and dln_weight wrong
- * in f16 at K = 1032, 4097, 4104 and 8200).
- * Until session 34 the region was 4 M K + 256 bytes whatever the plan: at bf16
- * 16384,8192,1024 and 32768,4096,256 (dW from the raw x) that was 256 MiB never touched,
- * and it put AUTO's forward+backward peak above eager's (bench/compare.py, session 33). */
-static size_t act_bytes(const lnl_problem *p, const bwd_plan &pl) {
+/* The act region holds dxhat: M K floats where dxhat_f32, else M K in the 16-bit dtype.
+ * A LN(x) rebuilt for cuBLAS's dW GEMM takes no room of its own: a LayerNorm pass writes
+ * it there before dxhat exists (float32 dxhat, or no LayerNorm backward), or the
+ * LayerNorm backward writes it over dxhat, each thread over the chunks of the row it has
+ * just read (16-bit dxhat, ln_in_bwd in backward(); ln_backward.cu's LNOUT kernels).
+ * Until session 34 the region was 4 M K + 256 bytes whatever the plan, with LN(x) after
+ * dxhat from the next 256-byte boundary: 2 M K + 256 never touched where dW comes from the
+ * raw x or the fused dW kernel, and 2 M K more than needed in every other 16-bit backward.
+ * At bf16 16384,8192,1024 and 32768,4096,256 it put AUTO's forward+backward peak above
+ * eager PyTorch's (900 vs 688 MB, 841 vs 594; bench/compare.py, session 33). */
+static size_t act_bytes(const lnl_problem *p) {
     const size_t mk = (size_t)p->rows * (size_t)p->in_features;
-    if (dxhat_f32(p->dtype, p->in_features)) return mk * 4;
-    const size_t dxhat = mk * lnl_dtype_size(p->dtype);
-    return pl.dw_x || pl.fused_dw ? dxhat : align_up(dxhat, 256) + dxhat;
+    return mk * (dxhat_f32(p->dtype, p->in_features) ? 4 : lnl_dtype_size(p->dtype));
 }
 
 static bwd_layout bwd_carve(const lnl_problem *p, const bwd_plan &pl, void *base) {
@@ -234,7 +232,7 @@ static bwd_layout bwd_carve(const lnl_problem *p, const bwd_plan &pl, void *base
     l.mean = (float *)c.take((size_t)M * 4);
     l.rstd = (float *)c.take((size_t)M * 4);
     l.shift = (float *)c.take((size_t)M * 4);
-    l.act = c.take(act_bytes(p, pl));
+    l.act = c.take(act_bytes(p));
     l.part_g = (float *)c.take((size_t)pl.G * K * 4);
     l.part_b = (float *)c.take((size_t)pl.G * K * 4);
     l.part_db = (float *)c.take((size_t)pl.G2 * N * 4);
@@ -467,13 +465,12 @@ static lnl_status backward(const lnl_bwd_args *a) {
     const bool recompute = a->dlinear_weight && !a->ln_out && !fused_dw && !dw_x;
     const bool ln_bwd_runs = a->dx || a->dln_weight || a->dln_bias;
     /* The recomputed LN(x) from the LayerNorm backward, which reads x anyway, where dxhat
-     * is in the 16-bit dtype (K >= 512): the act region (M x K floats) then holds dxhat in
-     * its first half and LN(x) from a 256-byte boundary after it, and the dW GEMM runs
-     * after the LayerNorm backward. Elsewhere a LayerNorm pass of its own writes LN(x)
-     * into the act region before the dW GEMM, and dxhat replaces it afterwards. */
+     * is in the 16-bit dtype (K >= 512): written over dxhat in the act region (each thread
+     * over the chunks it has read, ln_backward.cu), and the dW GEMM runs after the
+     * LayerNorm backward. Elsewhere a LayerNorm pass of its own writes LN(x) into the act
+     * region before the dW GEMM, and dxhat replaces it afterwards. */
     const bool ln_in_bwd = recompute && ln_bwd_runs && !dxhat_f32(dt, K);
-    /* inside the act region: 2 M K bytes of dxhat, padding to 256, 2 M K bytes of LN(x) */
-    void *ln_rebuilt = ln_in_bwd ? (char *)l.act + align_up((size_t)M * K * 2, 256) : nullptr;
+    void *ln_rebuilt = ln_in_bwd ? l.act : nullptr;
     const bool ln_pass = recompute && !ln_in_bwd;
     if (!mean || shift || ln_pass) {
         CU_TRY(ln_pass ? "layernorm forward (recompute)" : "layernorm statistics",

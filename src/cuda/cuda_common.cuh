@@ -239,7 +239,8 @@ cudaError_t launch_add_bias(lnl_dtype dt, void *y, const void *bias, int64_t M, 
  * of dgamma/dbeta ([G,K] each, optional) reduced later by launch_reduce_partials. */
 /* With ln_out (16-bit dtypes with dxhat in their own dtype only: !dxhat_f32), it also
  * writes LN(x) = xhat * gamma + beta there, as launch_ln_forward would (beta may be
- * null, as gamma may). */
+ * null, as gamma may). ln_out may be dxhat itself (the backward's workspace does so):
+ * each thread writes only chunks of the row it has already read, with coherent loads. */
 cudaError_t launch_ln_backward(lnl_dtype dt, const void *dxhat, const void *x, const float *mean,
                                const float *rstd, const float *shift, const void *gamma, void *dx,
                                float *part_g, float *part_b, int64_t M, int64_t K, int64_t G,

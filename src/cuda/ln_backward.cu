@@ -25,17 +25,27 @@
 namespace lnl {
 
 /* V elements; 16-byte loads when V * sizeof(T) is a multiple of 16 (a float dxhat
- * rows take two per bf16 chunk). */
-template <typename T, int V> __device__ __forceinline__ void ldv(const T *p, T (&v)[V]) {
+ * rows take two per bf16 chunk). NC: through the read-only path (ld.global.nc), for data
+ * no thread of the kernel writes. dxhat where LN(x) is written over it (the LNOUT
+ * kernels, launch_ln_backward) is loaded with NC = false: the PTX memory model orders a
+ * thread's coherent load before its later store to the same address, and says nothing
+ * of .nc loads of data the kernel writes. */
+template <typename T, int V, bool NC = true>
+__device__ __forceinline__ void ldv(const T *p, T (&v)[V]) {
     if constexpr (V * sizeof(T) % 16 == 0) {
 #pragma unroll
         for (int q = 0; q < (int)(V * sizeof(T) / 16); q++) {
-            uint4 u = __ldg(reinterpret_cast<const uint4 *>(p) + q);
+            uint4 u;
+            if constexpr (NC) u = __ldg(reinterpret_cast<const uint4 *>(p) + q);
+            else u = reinterpret_cast<const uint4 *>(p)[q];
             memcpy(reinterpret_cast<char *>(v) + 16 * q, &u, 16);
         }
     } else {
 #pragma unroll
-        for (int j = 0; j < V; j++) v[j] = p[j];
+        for (int j = 0; j < V; j++) {
+            if constexpr (NC) v[j] = __ldg(p + j);
+            else v[j] = p[j];
+        }
     }
 }
 
@@ -51,14 +61,14 @@ template <typename T, int V> __device__ __forceinline__ void lds(const unsigned 
 /* Block b owns rows [b*R, min(M,(b+1)*R)). Element k of the partials is only ever
  * touched by the thread that owns k's chunk, so they need no barrier: they live in
  * shared memory when 2*K floats fit, else directly in the block's global slice. */
-template <typename T, typename TD, int V>
-__global__ void ln_bwd_kernel(const TD *__restrict__ dxhat, const T *__restrict__ x,
+template <typename T, typename TD, int V, bool LNOUT>
+__global__ void ln_bwd_kernel(const TD *dxhat, const T *__restrict__ x,
                               const float *__restrict__ mean, const float *__restrict__ rstd,
                               const float *__restrict__ shift,
                               const T *__restrict__ gamma, T *__restrict__ dx,
                               float *__restrict__ part_g, float *__restrict__ part_b, int64_t M,
                               int64_t K, int smem_parts, const T *__restrict__ beta,
-                              T *__restrict__ ln_out) {
+                              T *ln_out) {
     extern __shared__ float sp[];
     pdl_wait(); /* launched by launch_dependent */
     pdl_launch_dependents();
@@ -83,7 +93,7 @@ __global__ void ln_bwd_kernel(const TD *__restrict__ dxhat, const T *__restrict_
         for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x) {
             TD dv[V];
             T xv[V], gv[V];
-            ldv<TD, V>(dr + c * V, dv);
+            ldv<TD, V, !LNOUT>(dr + c * V, dv);
             ldv<T, V>(xr + c * V, xv);
             if (gamma) ldv<T, V>(gamma + c * V, gv);
 #pragma unroll
@@ -108,7 +118,7 @@ __global__ void ln_bwd_kernel(const TD *__restrict__ dxhat, const T *__restrict_
         for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x) {
             TD dv[V];
             T xv[V], gv[V], o[V];
-            ldv<TD, V>(dr + c * V, dv);
+            ldv<TD, V, !LNOUT>(dr + c * V, dv);
             ldv<T, V>(xr + c * V, xv);
             if (gamma) ldv<T, V>(gamma + c * V, gv);
             if (dx) {
@@ -249,11 +259,17 @@ constexpr int LN_BWD_MIN_BLOCKS = CPT == 1 && sizeof(TD) == sizeof(T) ? 2 : 1;
  * while the row of x is in registers (the LayerNorm pass that wrote it before read x
  * once more, and was one more launch). xh is row_sums' xhat, gamma is gam (1 without
  * it), beta read from L1: xhat * gamma + beta in one fused multiply-add, as ln_value
- * takes it (bitwise this kernel's LN(x) before xhat was kept). */
+ * takes it (bitwise this kernel's LN(x) before xhat was kept).
+ * Since session 34 the backward passes ln_out = dxhat (its workspace holds one M x K
+ * region, not two): every kernel here writes a row's LN(x) only over chunks of that row
+ * its own thread has loaded before, the LNOUT kernels load dxhat coherently (ldv's NC),
+ * and dxhat and ln_out are not __restrict__ (the compiler keeps each load before the
+ * store that may alias it). The ring kernel reads dxhat through the copy engine, a row
+ * complete (its mbarrier) before any thread stores over it. The kernels without ln_out
+ * compile to the same SASS as before, but for the unaligned fallback (V = 1). */
 template <typename T, int V, int CPT>
 __device__ __forceinline__ void row_ln(const float (&xh)[CPT][V], const float (&gam)[CPT][V],
-                                       const T *__restrict__ beta, int64_t nchunks,
-                                       T *__restrict__ lnr) {
+                                       const T *__restrict__ beta, int64_t nchunks, T *lnr) {
 #pragma unroll
     for (int i = 0; i < CPT; i++) {
         const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
@@ -315,12 +331,12 @@ __device__ __forceinline__ void store_partials(const float (&pg)[CPT][V], const 
  * registers, so dx needs no second read, and its gamma and its dgamma/dbeta
  * partials stay in registers across all the block's rows. */
 template <typename T, typename TD, int V, int CPT, bool LNOUT>
-__global__ void __launch_bounds__(512, LN_BWD_MIN_BLOCKS<T, TD, CPT>) ln_bwd_reg_kernel(const TD *__restrict__ dxhat, const T *__restrict__ x,
+__global__ void __launch_bounds__(512, LN_BWD_MIN_BLOCKS<T, TD, CPT>) ln_bwd_reg_kernel(const TD *dxhat, const T *__restrict__ x,
                                   const float *__restrict__ mean, const float *__restrict__ rstd,
                                   const float *__restrict__ shift, const T *__restrict__ gamma,
                                   T *__restrict__ dx, float *__restrict__ part_g,
                                   float *__restrict__ part_b, int64_t M, int64_t K,
-                                  const T *__restrict__ beta, T *__restrict__ ln_out) {
+                                  const T *__restrict__ beta, T *ln_out) {
     __shared__ __align__(16) float2 red[2][32]; /* row_sum2's */
     pdl_wait(); /* launched by launch_dependent */
     pdl_launch_dependents();
@@ -348,7 +364,7 @@ __global__ void __launch_bounds__(512, LN_BWD_MIN_BLOCKS<T, TD, CPT>) ln_bwd_reg
         for (int i = 0; i < CPT; i++) {
             const int64_t c = threadIdx.x + (int64_t)i * blockDim.x;
             if (c < nchunks) {
-                ldv<TD, V>(dxhat + row * K + c * V, d[i]);
+                ldv<TD, V, !LNOUT>(dxhat + row * K + c * V, d[i]);
                 ldv<T, V>(x + row * K + c * V, xx[i]);
             }
         }
@@ -391,12 +407,12 @@ __global__ void __launch_bounds__(512, LN_BWD_MIN_BLOCKS<T, TD, CPT>) ln_bwd_reg
  * pass after their reads (a plain __syncthreads without dx). */
 constexpr int RING_MAX_DEPTH = 8;
 template <typename T, typename TD, int V, int CPT, bool LNOUT>
-__global__ void __launch_bounds__(512, LN_BWD_MIN_BLOCKS<T, TD, CPT>) ln_bwd_ring_kernel(const TD *__restrict__ dxhat, const T *__restrict__ x,
+__global__ void __launch_bounds__(512, LN_BWD_MIN_BLOCKS<T, TD, CPT>) ln_bwd_ring_kernel(const TD *dxhat, const T *__restrict__ x,
                                    const float *__restrict__ mean, const float *__restrict__ rstd,
                                    const float *__restrict__ shift, const T *__restrict__ gamma,
                                    T *__restrict__ dx, float *__restrict__ part_g,
                                    float *__restrict__ part_b, int64_t M, int64_t K, int depth,
-                                   const T *__restrict__ beta, T *__restrict__ ln_out) {
+                                   const T *__restrict__ beta, T *ln_out) {
 #if LNL_SM90A
     extern __shared__ __align__(128) unsigned char ring[];
     __shared__ __align__(16) float2 red[2][32]; /* row_sum2's */
@@ -611,7 +627,9 @@ static cudaError_t ln_backward_t(const TD *dxhat, const T *x, const float *mean,
     size_t pbytes = 2 * (size_t)K * sizeof(float);
     int smem_parts = part_g && pbytes <= d.max_smem_optin;
     size_t smem = smem_parts ? pbytes : 0;
-    auto kern = vec ? ln_bwd_kernel<T, TD, V> : ln_bwd_kernel<T, TD, 1>;
+    auto kern = vec ? ln_bwd_kernel<T, TD, V, false> : ln_bwd_kernel<T, TD, 1, false>;
+    if constexpr (CAN_LNOUT)
+        if (ln_out) kern = vec ? ln_bwd_kernel<T, TD, V, true> : ln_bwd_kernel<T, TD, 1, true>;
     if (smem > 48 * 1024) {
         cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              (int)smem);
