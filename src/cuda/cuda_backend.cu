@@ -232,13 +232,24 @@ static bwd_layout bwd_carve(const lnl_problem *p, const bwd_plan &pl, void *base
     l.mean = (float *)c.take((size_t)M * 4);
     l.rstd = (float *)c.take((size_t)M * 4);
     l.shift = (float *)c.take((size_t)M * 4);
-    l.act = c.take(act_bytes(p));
+    const size_t act = act_bytes(p);
+    l.act = c.take(act);
     l.part_g = (float *)c.take((size_t)pl.G * K * 4);
     l.part_b = (float *)c.take((size_t)pl.G * K * 4);
     l.part_db = (float *)c.take((size_t)pl.G2 * N * 4);
-    /* dw_x: G [N,K] float32 here, or the fallback's partials over it */
-    l.part_dw = pl.splits > 1 || pl.dw_x ? (float *)c.take((size_t)pl.splits * N * K * 4) : nullptr;
-    l.dyp = pl.dw_x ? c.take((size_t)M * N * lnl_dtype_size(p->dtype)) : nullptr;
+    /* dw_x: G [N,K] float32 in part_dw, or the fallback's partials over it, and dy'. Both
+     * live only in step 1 of backward(), before dxhat exists, so they go inside the act
+     * region where they fit (N < K: dy' always does): 32 + 32 MiB less at bf16
+     * 16384,8192,1024, 16 + 20 at 32768,4096,256. */
+    const size_t pdw_bytes = pl.splits > 1 || pl.dw_x ? (size_t)pl.splits * N * K * 4 : 0;
+    const size_t dyp_bytes = pl.dw_x ? align_up((size_t)M * N * lnl_dtype_size(p->dtype), 256) : 0;
+    if (pl.dw_x && dyp_bytes + pdw_bytes <= act) {
+        l.dyp = l.act;
+        l.part_dw = l.act ? (float *)((char *)l.act + dyp_bytes) : nullptr; /* null: sizing */
+    } else {
+        l.part_dw = pdw_bytes ? (float *)c.take(pdw_bytes) : nullptr;
+        l.dyp = dyp_bytes ? c.take(dyp_bytes) : nullptr;
+    }
     l.part_uv = pl.dw_x ? (float2 *)c.take((size_t)pl.Gp * N * 8) : nullptr;
     l.uv = pl.dw_x ? (float2 *)c.take((size_t)DW_SUM_CHUNKS * N * 8) : nullptr;
     l.off_centre = pl.dw_x ? (int *)c.take(4) : nullptr;

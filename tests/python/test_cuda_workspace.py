@@ -3,9 +3,10 @@
 That region holds dxhat = dy W: in the 16-bit dtype where K >= 512, else in float32 (as
 in a float32 problem). A LN(x) rebuilt for cuBLAS's dW GEMM is written over it (by the
 LayerNorm backward, over a 16-bit dxhat it has read) or before it (by a LayerNorm pass of
-its own); dW from the raw x needs no LN(x) at all. Until session 34 the region was
-4 M K + 256 bytes whatever the plan, and a bf16 forward+backward's peak memory was above
-eager PyTorch's at 16384x8192x1024 and 32768x4096x256. The sizes are queried, not
+its own); dW from the raw x needs no LN(x), and its dy' and float32 sums also go there,
+before dxhat. Until session 34 the region was 4 M K + 256 bytes whatever the plan, and a
+bf16 forward+backward's peak memory was above eager PyTorch's at 16384x8192x1024 and
+32768x4096x256. The sizes are queried, not
 allocated, so the large shapes cost nothing; the C table's exact-workspace runs (guard
 bytes after the workspace) and the sanitizers check that the calls stay inside, and its
 float64 comparisons that LN(x) written over dxhat leaves dx and the gradients right."""
@@ -35,11 +36,14 @@ def bwd_workspace(dtype, M, K, N, strategy):
     (_clib.DTYPE_F16, 16384, 8192, 1024),
 ])
 def test_16bit_dxhat_is_the_only_mk_region(dtype, M, K, N, strategy):
-    """2 M K bytes of dxhat, and the rest (the dgamma/dbeta partials, dy' = rstd dy and
-    dW's float32 sums where dW comes from the raw x, cuBLASLt's 8 MiB) 25-95 MB at these
-    shapes, below M K bytes (134 MB). The old size was 4 M K + 256 and more."""
+    """2 M K bytes of dxhat (268 MB here), and besides it ~20 MB: the dgamma/dbeta
+    partials (G x K floats each, G ~ 2 blocks an SM), the bias gradient's partials and
+    cuBLASLt's 8 MiB. Where dW comes from the raw x, dy' = rstd dy (M x N) and dW's
+    float32 sums (N x K, a split's worth each) are inside dxhat's region, which they
+    precede (36 and 64 MB outside it until session 34). The old size was 4 M K + 256
+    and more."""
     ws = bwd_workspace(dtype, M, K, N, strategy)
-    assert 2 * M * K <= ws < 3 * M * K, (ws, M * K)
+    assert 2 * M * K <= ws < 2 * M * K + (48 << 20), (ws, M * K)
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
