@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 #include <cublasLt.h>
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <type_traits>
 #include <utility>
@@ -136,6 +137,24 @@ cudaError_t raise_smem_limit(const void *kernel, size_t bytes, int device, bool 
 /* A non-negative integer from the environment, or `fallback` when unset or malformed:
  * the LNL_CUDA_* overrides, read on each call, for tests and timing (like LNL_CPU_ISA). */
 int64_t env_int64(const char *name, int64_t fallback);
+
+/* Blocks of `threads` an SM of kernel k, asked once per device (the occupancy query costs
+ * host time on every call, and its answer depends only on the device and the launch);
+ * cache: the kernel's own, 0 meaning not asked yet (racing callers store the same value).
+ * 1 if the query fails (not kept). For grids sized to one wave of resident blocks. */
+template <typename Kernel>
+int blocks_per_sm(std::atomic<int> (&cache)[64], Kernel k, int threads, const device_info &d) {
+    std::atomic<int> *slot = d.device >= 0 && d.device < 64 ? &cache[d.device] : nullptr;
+    int occ = slot ? slot->load(std::memory_order_relaxed) : 0;
+    if (occ > 0) return occ;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k, threads, 0) != cudaSuccess ||
+        occ <= 0) {
+        (void)cudaGetLastError();
+        return 1;
+    }
+    if (slot) slot->store(occ, std::memory_order_relaxed);
+    return occ;
+}
 
 /* -DLNL_PDL=0 (timing only): every kernel launched the ordinary way. */
 #ifndef LNL_PDL

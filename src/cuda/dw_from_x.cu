@@ -72,7 +72,14 @@ __device__ __forceinline__ uint4 prep_vec(uint4 w, float r, float mu, float *u, 
  * M, N and the grid. Lanes, not more blocks, give narrow problems their parallelism:
  * the first version ran one 32-thread block per 8 rows at N = 256 (4224 partial rows,
  * 30 us at 32768,4096,256 on the H200, ~1 TB/s), and its partials were a quarter of
- * dy's bytes. The blocks of column range 0 also test every row for the flag. */
+ * dy's bytes.
+ * A lane works through its rows PREP_UNROLL at a time with the next group's loads in
+ * flight while it stores the current one, over a grid of one wave of resident blocks
+ * (prep_grid). The blocks of column range 0 test their rows for the flag on the mean and
+ * rstd they load anyway. Until session 35 those blocks first loaded every row's mean and
+ * rstd for the test, a DRAM round trip before their first row of dy, and the grid
+ * assumed 8 blocks an SM where the 16-bit kernel's 63 registers fit 4: two waves, each
+ * block's rows one round of loads after that test. */
 template <typename T, int V>
 __global__ void __launch_bounds__(PREP_THREADS)
 dw_prep_kernel(const T *__restrict__ dy, const float *__restrict__ mean,
@@ -85,12 +92,9 @@ dw_prep_kernel(const T *__restrict__ dy, const float *__restrict__ mean,
     const int64_t n0 = ((int64_t)blockIdx.x * bx + tx) * V;
     const int64_t R = (M + gridDim.y - 1) / gridDim.y;
     const int64_t r0 = blockIdx.y * R, r1 = min64(M, r0 + R);
-    if (blockIdx.x == 0) { /* the rows' test, spread over the block's threads */
-        bool off = false;
-        for (int64_t m = r0 + ly * bx + tx; m < r1; m += bx * L)
-            off |= off_centre_row(mean[m], rstd[m], dw_max_mean_rstd<T>());
-        if (off) atomicOr(off_centre, 1);
-    }
+    const bool test = blockIdx.x == 0; /* this block's rows' flag test */
+    const float limit = dw_max_mean_rstd<T>();
+    bool off = false;
     const int cols = n0 < N ? (int)min64(V, N - n0) : 0;
     float u[V], v[V];
 #pragma unroll
@@ -98,36 +102,44 @@ dw_prep_kernel(const T *__restrict__ dy, const float *__restrict__ mean,
     int64_t m = r0 + ly;
     if constexpr (V > 1) { /* N % V == 0: cols is V or 0 */
         if (cols == V) {
-            for (; m + (PREP_UNROLL - 1) * (int64_t)L < r1; m += PREP_UNROLL * (int64_t)L) {
-                uint4 w[PREP_UNROLL];
-                float r[PREP_UNROLL], mu[PREP_UNROLL];
+            constexpr int U = PREP_UNROLL;
+            const int64_t step = (int64_t)U * L;
+            uint4 w[U], wn[U];
+            float r[U], rn[U], mu[U], mun[U];
+            /* the group of rows m, m + L, ..., m + (U-1) L that lie before r1 */
+            auto load = [&](int64_t g, uint4 (&ww)[U], float (&rr)[U], float (&mm)[U]) {
 #pragma unroll
-                for (int i = 0; i < PREP_UNROLL; i++) {
+                for (int i = 0; i < U; i++) {
+                    const int64_t row = g + (int64_t)i * L;
+                    if (row < r1) {
+                        ww[i] = __ldg(reinterpret_cast<const uint4 *>(dy + row * N + n0));
+                        rr[i] = __ldg(rstd + row);
+                        mm[i] = __ldg(mean + row);
+                    }
+                }
+            };
+            if (m < r1) load(m, w, r, mu);
+            for (; m < r1; m += step) {
+                if (m + step < r1) load(m + step, wn, rn, mun);
+                /* rows in order: the same arithmetic and order whichever group a row is in */
+#pragma unroll
+                for (int i = 0; i < U; i++) {
                     const int64_t row = m + (int64_t)i * L;
-                    w[i] = __ldg(reinterpret_cast<const uint4 *>(dy + row * N + n0));
-                    r[i] = __ldg(rstd + row);
-                    mu[i] = __ldg(mean + row);
+                    if (row < r1) {
+                        *reinterpret_cast<uint4 *>(dyp + row * N + n0) =
+                            prep_vec<T, V>(w[i], r[i], mu[i], u, v);
+                        if (test) off |= off_centre_row(mu[i], r[i], limit);
+                    }
                 }
 #pragma unroll
-                for (int i = 0; i < PREP_UNROLL; i++)
-                    *reinterpret_cast<uint4 *>(dyp + (m + (int64_t)i * L) * N + n0) =
-                        prep_vec<T, V>(w[i], r[i], mu[i], u, v);
-            }
-            /* the lane's last rows (fewer than PREP_UNROLL), still 16 bytes at a time: the
-             * same arithmetic in the same order as above and below, so the results do not
-             * depend on which loop took a row. Through the scalar loop below, as before
-             * session 15, every row of 4096,768,768 went 2 bytes at a time (its lanes had 2
-             * rows each): 0.0325 ms for 6 MB of dy (H200, profile without PDL). */
-            for (; m < r1; m += L) {
-                const uint4 w = __ldg(reinterpret_cast<const uint4 *>(dy + m * N + n0));
-                *reinterpret_cast<uint4 *>(dyp + m * N + n0) =
-                    prep_vec<T, V>(w, __ldg(rstd + m), __ldg(mean + m), u, v);
+                for (int i = 0; i < U; i++) w[i] = wn[i], r[i] = rn[i], mu[i] = mun[i];
             }
         }
     }
     if (cols > 0)
         for (; m < r1; m += L) {
             const float r = rstd[m], mu = mean[m];
+            if (test) off |= off_centre_row(mu, r, limit);
             for (int j = 0; j < cols; j++) {
                 const float d = to_f(dy[m * N + n0 + j]);
                 v[j] += d;
@@ -136,6 +148,8 @@ dw_prep_kernel(const T *__restrict__ dy, const float *__restrict__ mean,
                 dyp[m * N + n0 + j] = p;
             }
         }
+    /* one atomic a warp (a warp is one lane's 32 column threads: the block is 32 wide) */
+    if (__any_sync(0xffffffffu, off) && tx == 0) atomicOr(off_centre, 1);
     if (L > 1) { /* lane 0 adds the other lanes' sums, in lane order */
 #pragma unroll
         for (int j = 0; j < V; j++) lane_sum[(ly * V + j) * bx + tx] = make_float2(u[j], v[j]);
@@ -208,13 +222,21 @@ dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__res
     pdl_launch_dependents();
     const int64_t n = blockIdx.x;
     const int64_t k0 = ((int64_t)blockIdx.y * FINISH_THREADS + threadIdx.x) * FINISH_ELEMS;
-    if (k0 >= K) return;
-    const bool fallback = *off_centre != 0;
+    /* u and v: the chunks' sums in chunk order. Lane t loads chunk t and the lanes' values
+     * are added in lane order, so the chunks' loads are in flight together: one at a
+     * time, as each was added (until session 35), a thread waited on up to DW_SUM_CHUNKS
+     * L2 round trips in a row (32 at 32768,4096,256). The order of additions is the
+     * same. Before any thread returns: every lane takes part in the shuffles. */
+    static_assert(DW_SUM_CHUNKS <= 32 && FINISH_THREADS % 32 == 0, "a chunk a lane");
+    const int lane = threadIdx.x & 31;
+    const float2 mine = lane < chunks ? uv[lane * N + n] : make_float2(0.f, 0.f);
     float u = 0.f, v = 0.f;
     for (int t = 0; t < chunks; t++) {
-        const float2 c = uv[t * N + n];
-        u += c.x, v += c.y;
+        u += __shfl_sync(0xffffffffu, mine.x, t);
+        v += __shfl_sync(0xffffffffu, mine.y, t);
     }
+    if (k0 >= K) return;
+    const bool fallback = *off_centre != 0;
     if (dbias && k0 == 0) dbias[n] = from_f<T>(v);
     const float *row = part + n * K;
     float r[FINISH_ELEMS] = {}, g[FINISH_ELEMS] = {}, b[FINISH_ELEMS] = {};
@@ -272,24 +294,37 @@ dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__res
 } // namespace
 
 /* The prep kernel's grid: blocks of one warp of column threads (256 columns with 16-byte
- * accesses) by PREP_LANES row lanes, ~8 blocks an SM in all, each lane at least
- * PREP_UNROLL rows where M allows. Each block writes one row of partials, so fewer,
- * taller blocks also mean fewer partial bytes. Before session 15 a block was as wide as
- * the columns (up to 256 threads) with 256 / width lanes, each lane at least one row: at
- * 4096 x 768 that was 1056 blocks of 2 lanes with 2 rows each, whose 6.5 MB of partials
- * outweighed dy's 6 MB, and at 8192 x 3072 528 partial rows, 13 MB against dy's 50.
- * bf16 FUSED backward ms, H200, two rounds, taller vs before (session 16,
- * docs/results/cuda/2026-12-02-session16/call2-f32-dw-x, its "off" build): 4096,768,768
- * 0.065-0.069 vs 0.087-0.090; 8192,1024,1024 0.113-0.114 vs 0.125. */
+ * accesses) by PREP_LANES row lanes, one wave of resident blocks (the occupancy query's
+ * count an SM), each lane at least PREP_UNROLL rows where M allows. Each block writes one
+ * row of partials, so fewer, taller blocks also mean fewer partial bytes. Before session
+ * 15 a block was as wide as the columns (up to 256 threads) with 256 / width lanes, each
+ * lane at least one row: at 4096 x 768 that was 1056 blocks of 2 lanes with 2 rows each,
+ * whose 6.5 MB of partials outweighed dy's 6 MB, and at 8192 x 3072 528 partial rows,
+ * 13 MB against dy's 50. bf16 FUSED backward ms, H200, two rounds, taller vs before
+ * (session 16, docs/results/cuda/2026-12-02-session16/call2-f32-dw-x, its "off" build):
+ * 4096,768,768 0.065-0.069 vs 0.087-0.090; 8192,1024,1024 0.113-0.114 vs 0.125. Sessions
+ * 15-34 sized the grid for 8 blocks an SM, which the 16-bit kernel's registers never
+ * allowed (4 fit). */
 constexpr int PREP_COLS = 32, PREP_LANES = PREP_THREADS / PREP_COLS;
-/* the grid for V columns a thread: column blocks x G partial rows */
-static void prep_grid(int64_t M, int64_t N, int64_t V, const device_info &d, int64_t *col_blocks,
-                      int64_t *G) {
+static_assert(PREP_COLS == 32, "dw_prep_kernel: a warp is one row lane's column threads");
+/* the grid for V columns a thread, per_sm blocks resident an SM: column blocks x G
+ * partial rows */
+static void prep_grid(int64_t M, int64_t N, int64_t V, int per_sm, const device_info &d,
+                      int64_t *col_blocks, int64_t *G) {
     const int64_t t = (N + V - 1) / V; /* column threads */
     *col_blocks = (t + PREP_COLS - 1) / PREP_COLS;
-    const int64_t want = std::max<int64_t>(1, 8 * (int64_t)d.sm_count / *col_blocks);
+    const int64_t want = std::max<int64_t>(1, (int64_t)per_sm * d.sm_count / *col_blocks);
     const int64_t rows = (int64_t)PREP_LANES * PREP_UNROLL;
     *G = std::max<int64_t>(1, std::min<int64_t>({want, (M + rows - 1) / rows, 65535}));
+}
+/* blocks of the prep kernel (V columns a thread, or 1) resident an SM, asked once per device */
+template <typename T> static int prep_per_sm(int64_t V, const device_info &d) {
+    static std::atomic<int> occ_vec[64], occ_one[64];
+    return V > 1 ? blocks_per_sm(occ_vec, dw_prep_kernel<T, vec_elems<T>()>, PREP_THREADS, d)
+                 : blocks_per_sm(occ_one, dw_prep_kernel<T, 1>, PREP_THREADS, d);
+}
+static int prep_per_sm(lnl_dtype dt, int64_t V, const device_info &d) {
+    return dt == LNL_DTYPE_F32 ? prep_per_sm<float>(V, d) : prep_per_sm<__nv_bfloat16>(V, d);
 }
 /* 16 bytes of dy a thread (V columns) where N and the pointers allow, else one column */
 static int prep_width(lnl_dtype dt) { return 16 / (int)lnl_dtype_size(dt); }
@@ -302,8 +337,9 @@ int64_t dw_prep_rows(lnl_dtype dt, int64_t M, int64_t N, const device_info &d) {
     /* the larger of the two widths' counts: the workspace is sized before the pointers'
      * alignment is known */
     int64_t cb, g1, gv;
-    prep_grid(M, N, 1, d, &cb, &g1);
-    prep_grid(M, N, N % prep_width(dt) == 0 ? prep_width(dt) : 1, d, &cb, &gv);
+    const int64_t V = N % prep_width(dt) == 0 ? prep_width(dt) : 1;
+    prep_grid(M, N, 1, prep_per_sm(dt, 1, d), d, &cb, &g1);
+    prep_grid(M, N, V, prep_per_sm(dt, V, d), d, &cb, &gv);
     return std::max(g1, gv);
 }
 
@@ -313,7 +349,7 @@ static cudaError_t dw_prep_t(const T *dy, const float *mean, const float *rstd, 
                              const device_info &d, cudaStream_t s, int64_t *G) {
     constexpr int VV = vec_elems<T>();
     int64_t col_blocks;
-    prep_grid(M, N, V, d, &col_blocks, G);
+    prep_grid(M, N, V, prep_per_sm<T>(V, d), d, &col_blocks, G);
     const dim3 grid((unsigned)col_blocks, (unsigned)*G), block(PREP_COLS, PREP_LANES);
     return launch_dependent(V > 1 ? dw_prep_kernel<T, VV> : dw_prep_kernel<T, 1>, grid, block, 0, s,
                             dy, mean, rstd, dyp, part_uv, off_centre, M, N);

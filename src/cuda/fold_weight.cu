@@ -352,22 +352,6 @@ fold_weight_kernel(const T *__restrict__ W, const T *__restrict__ gamma, const T
     if (threadIdx.x == 0) block_flags[blockIdx.x] = overflow ? 1 : 0;
 }
 
-/* Blocks an SM of a prep kernel, asked once per device; cache: the kernel's own (racing
- * callers store the same value). */
-template <typename Kernel>
-int blocks_per_sm(std::atomic<int> (&cache)[64], Kernel k, int threads, const device_info &d) {
-    std::atomic<int> *slot = d.device >= 0 && d.device < 64 ? &cache[d.device] : nullptr;
-    int occ = slot ? slot->load(std::memory_order_relaxed) : 0;
-    if (occ > 0) return occ;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k, threads, 0) != cudaSuccess ||
-        occ <= 0) {
-        (void)cudaGetLastError();
-        return 1;
-    }
-    if (slot) slot->store(occ, std::memory_order_relaxed);
-    return occ;
-}
-
 /* A persistent grid for rows_per_block rows a block (a warp's or a block's each): no more
  * blocks than the rows need, than are resident at once, or than block_flags has words. */
 template <typename Kernel>

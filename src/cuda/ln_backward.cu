@@ -521,14 +521,19 @@ template <typename T, typename TD> static size_t ring_slot_bytes(int64_t K) {
  * 0.894 / 0.892, 32768,4096,256 0.557 / 0.561 vs 0.535 / 0.548, 8192,1024,1024
  * 0.117 / 0.114 vs 0.114 / 0.114. Gradients bitwise equal in every case of
  * bench/cuda/ln_backward_ab.py at depths 2, 4 and 8. 0 also off Hopper's sm_90a code. */
+/* LNL_CUDA_LN_BWD_RING_PER_SM=p (read on each call; for timing) runs the ring wherever the
+ * register kernel's plan has up to p blocks an SM, and LNL_CUDA_LN_BWD_RING_DEPTH=D caps
+ * its depth at D instead of LNL_LN_BWD_RING: one build times both kernels at any K. */
 template <typename T, typename TD> static int ring_depth(int64_t K, int per_sm, const device_info &d) {
-    if (LNL_LN_BWD_RING < 2 || d.major != 9 || d.minor != 0 || per_sm != 1) return 0;
+    const int64_t max_per_sm = env_int64("LNL_CUDA_LN_BWD_RING_PER_SM", 1);
+    const int64_t cap = env_int64("LNL_CUDA_LN_BWD_RING_DEPTH", LNL_LN_BWD_RING);
+    if (cap < 2 || d.major != 9 || d.minor != 0 || per_sm < 1 || per_sm > max_per_sm) return 0;
     /* an SM's shared memory: a block may opt in to all of it but the 1 KB the SM
      * reserves for each block; the kernel's static part (red, barriers) is under 512 B */
     const size_t per_block = (d.max_smem_optin + 1024) / (size_t)per_sm;
     if (per_block < 1024 + 512) return 0;
     const size_t slots = (per_block - 1024 - 512) / ring_slot_bytes<T, TD>(K);
-    const int depth = (int)std::min<size_t>({slots, (size_t)LNL_LN_BWD_RING, (size_t)RING_MAX_DEPTH});
+    const int depth = (int)std::min<size_t>({slots, (size_t)cap, (size_t)RING_MAX_DEPTH});
     return depth >= 2 ? depth : 0;
 }
 
