@@ -520,7 +520,14 @@ template <typename T, typename TD> static size_t ring_slot_bytes(int64_t K) {
  * 1.174 / 1.170 ms; with two blocks an SM no gain: 8192,4096,4096 0.897 / 0.889 vs
  * 0.894 / 0.892, 32768,4096,256 0.557 / 0.561 vs 0.535 / 0.548, 8192,1024,1024
  * 0.117 / 0.114 vs 0.114 / 0.114. Gradients bitwise equal in every case of
- * bench/cuda/ln_backward_ab.py at depths 2, 4 and 8. 0 also off Hopper's sm_90a code. */
+ * bench/cuda/ln_backward_ab.py at depths 2, 4 and 8. 0 also off Hopper's sm_90a code.
+ * Session 35 (call 1, docs/results/cuda/2026-12-03-session35) timed it again at two blocks
+ * an SM, after sessions 32-33 had cut the kernels' instructions, with
+ * LNL_CUDA_LN_BWD_RING_PER_SM=2 against the register kernel in one build (lnl-bench AUTO
+ * backward ms, three rounds in turn): bf16 32768,4096,256 0.5315 / 0.5141 / 0.5149 vs
+ * 0.5014 / 0.5028 / 0.4928; 8192,4096,4096 0.8987 / 0.8845 / 0.9008 vs 0.8843 / 0.8886 /
+ * 0.8936; f16 32768,4096,256 0.5846 / 0.5954 vs 0.5778 / 0.5757. Still no gain; the
+ * gradients were bitwise the register kernel's in every case of ln_backward_ab.py. */
 /* LNL_CUDA_LN_BWD_RING_PER_SM=p (read on each call; for timing) runs the ring wherever the
  * register kernel's plan has up to p blocks an SM, and LNL_CUDA_LN_BWD_RING_DEPTH=D caps
  * its depth at D instead of LNL_LN_BWD_RING: one build times both kernels at any K. */
