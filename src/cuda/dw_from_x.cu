@@ -224,20 +224,6 @@ dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__res
     pdl_launch_dependents();
     const int64_t n = blockIdx.x;
     const int64_t k0 = ((int64_t)blockIdx.y * FINISH_THREADS + threadIdx.x) * FINISH_ELEMS;
-    /* Every load that does not wait on another goes out first (the flag, this thread's G
-     * or first split, gamma, beta and the chunks' sums): issued one after another's use,
-     * as until session 35, they were three or four round trips in a row. */
-    const bool in = k0 < K;
-    const int cnt = in ? (int)min64(FINISH_ELEMS, K - k0) : 0;
-    const float *row = part + n * K;
-    const int flag = *off_centre;
-    float4 t0 = make_float4(0.f, 0.f, 0.f, 0.f);
-    Q gq{}, bq{};
-    if (VEC && in) {
-        t0 = *reinterpret_cast<const float4 *>(row + k0); /* G, or the fallback's split 0 */
-        if (gamma) gq = __ldg(reinterpret_cast<const Q *>(gamma + k0));
-        if (beta) bq = __ldg(reinterpret_cast<const Q *>(beta + k0));
-    }
     /* u and v: the chunks' sums in chunk order. Lane t loads chunk t and the lanes' values
      * are added in lane order, so the chunks' loads are in flight together: one at a
      * time, as each was added (until session 35), a thread waited on up to DW_SUM_CHUNKS
@@ -251,15 +237,17 @@ dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__res
         u += __shfl_sync(0xffffffffu, mine.x, t);
         v += __shfl_sync(0xffffffffu, mine.y, t);
     }
-    if (!in) return;
-    const bool fallback = flag != 0;
+    if (k0 >= K) return;
+    const bool fallback = *off_centre != 0;
     if (dbias && k0 == 0) dbias[n] = from_f<T>(v);
+    const float *row = part + n * K;
     float r[FINISH_ELEMS] = {}, g[FINISH_ELEMS] = {}, b[FINISH_ELEMS] = {};
+    const int cnt = (int)min64(FINISH_ELEMS, K - k0);
     if (fallback) {
         for (int z = 0; z < splits; z++) {
             const float *pz = row + (int64_t)z * N * K + k0;
             if (VEC) {
-                const float4 t = z == 0 ? t0 : *reinterpret_cast<const float4 *>(pz);
+                const float4 t = *reinterpret_cast<const float4 *>(pz);
                 r[0] += t.x, r[1] += t.y, r[2] += t.z, r[3] += t.w;
             } else {
                 for (int j = 0; j < cnt; j++) r[j] += pz[j];
@@ -267,10 +255,17 @@ dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__res
         }
     } else {
         if (VEC) {
-            r[0] = t0.x, r[1] = t0.y, r[2] = t0.z, r[3] = t0.w;
+            const float4 t = *reinterpret_cast<const float4 *>(row + k0);
+            r[0] = t.x, r[1] = t.y, r[2] = t.z, r[3] = t.w;
             T gv[FINISH_ELEMS], bv[FINISH_ELEMS];
-            memcpy(gv, &gq, sizeof(Q));
-            memcpy(bv, &bq, sizeof(Q));
+            if (gamma) {
+                const Q w = __ldg(reinterpret_cast<const Q *>(gamma + k0));
+                memcpy(gv, &w, sizeof(Q));
+            }
+            if (beta) {
+                const Q w = __ldg(reinterpret_cast<const Q *>(beta + k0));
+                memcpy(bv, &w, sizeof(Q));
+            }
 #pragma unroll
             for (int j = 0; j < FINISH_ELEMS; j++) {
                 g[j] = gamma ? to_f(gv[j]) : 1.f;
