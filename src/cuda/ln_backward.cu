@@ -494,7 +494,9 @@ template <typename T> static reg_plan plan_reg(int64_t K) {
      * 256 threads per SM), CPT = 1 58 (2 blocks of 512), and the doubled occupancy keeps
      * more rows in flight. H200, bf16 K = 4096 (512 chunks): 92 -> 79 us at M = 8192,
      * 292 -> 243 us at M = 32768 (profile_cuda.py, 2026-12-01). */
-    const int cpt = nchunks <= 512 ? 1 : 2;
+    /* LNL_CUDA_LN_BWD_CPT=2 (read on each call; for timing): two chunks a thread at every
+     * K the register kernel serves */
+    const int cpt = nchunks <= 512 && env_int64("LNL_CUDA_LN_BWD_CPT", 1) != 2 ? 1 : 2;
     return {true, cpt, (int)(((nchunks + cpt - 1) / cpt + 31) / 32 * 32)};
 }
 template <typename T, typename TD, bool LNOUT = false> static auto reg_kernel(int cpt) {
