@@ -493,10 +493,16 @@ template <typename T> static reg_plan plan_reg(int64_t K) {
     /* One chunk per thread up to 512 threads: CPT = 2 needs 114 registers (2 blocks of
      * 256 threads per SM), CPT = 1 58 (2 blocks of 512), and the doubled occupancy keeps
      * more rows in flight. H200, bf16 K = 4096 (512 chunks): 92 -> 79 us at M = 8192,
-     * 292 -> 243 us at M = 32768 (profile_cuda.py, 2026-12-01). */
-    /* LNL_CUDA_LN_BWD_CPT=2 (read on each call; for timing): two chunks a thread at every
-     * K the register kernel serves */
-    const int cpt = nchunks <= 512 && env_int64("LNL_CUDA_LN_BWD_CPT", 1) != 2 ? 1 : 2;
+     * 292 -> 243 us at M = 32768 (profile_cuda.py, 2026-12-01). Session 35 (call 3, an
+     * override of 8b3cb4a since removed) timed two chunks a thread again at every K, on
+     * the leaner kernel of sessions 32-33: lnl-bench AUTO backward ms, three rounds in turn,
+     * one / two chunks: bf16 32768,4096,256 0.4980 / 0.4961 / 0.4929 vs 0.4904 / 0.5018 /
+     * 0.4898; 8192,4096,4096 0.8781 / 0.8785 / 0.8849 vs 0.8727 / 0.8980 / 0.8738;
+     * 8192,1024,1024 0.0930 / 0.0955 / 0.0935 vs 0.0929 / 0.0977 / 0.0930; 4096,768,768
+     * 0.0485 / 0.0473 / 0.0473 vs 0.0453 / 0.0489 / 0.0501; f16 32768,4096,256 (LN(x)
+     * written too) 0.5663 / 0.5693 vs 0.6033 / 0.6119. Within the noise in bf16, 6% slower
+     * in f16: one chunk stays. */
+    const int cpt = nchunks <= 512 ? 1 : 2;
     return {true, cpt, (int)(((nchunks + cpt - 1) / cpt + 31) / 32 * 32)};
 }
 template <typename T, typename TD, bool LNOUT = false> static auto reg_kernel(int cpt) {
@@ -524,25 +530,21 @@ template <typename T, typename TD> static size_t ring_slot_bytes(int64_t K) {
  * 0.117 / 0.114 vs 0.114 / 0.114. Gradients bitwise equal in every case of
  * bench/cuda/ln_backward_ab.py at depths 2, 4 and 8. 0 also off Hopper's sm_90a code.
  * Session 35 (call 1, docs/results/cuda/2026-12-03-session35) timed it again at two blocks
- * an SM, after sessions 32-33 had cut the kernels' instructions, with
- * LNL_CUDA_LN_BWD_RING_PER_SM=2 against the register kernel in one build (lnl-bench AUTO
- * backward ms, three rounds in turn): bf16 32768,4096,256 0.5315 / 0.5141 / 0.5149 vs
- * 0.5014 / 0.5028 / 0.4928; 8192,4096,4096 0.8987 / 0.8845 / 0.9008 vs 0.8843 / 0.8886 /
- * 0.8936; f16 32768,4096,256 0.5846 / 0.5954 vs 0.5778 / 0.5757. Still no gain; the
- * gradients were bitwise the register kernel's in every case of ln_backward_ab.py. */
-/* LNL_CUDA_LN_BWD_RING_PER_SM=p (read on each call; for timing) runs the ring wherever the
- * register kernel's plan has up to p blocks an SM, and LNL_CUDA_LN_BWD_RING_DEPTH=D caps
- * its depth at D instead of LNL_LN_BWD_RING: one build times both kernels at any K. */
+ * an SM, after sessions 32-33 had cut the kernels' instructions, through an override
+ * (LNL_CUDA_LN_BWD_RING_PER_SM=2 in c7f92b8, since removed) against the register kernel
+ * in one build (lnl-bench AUTO backward ms, three rounds in turn): bf16 32768,4096,256
+ * 0.5315 / 0.5141 / 0.5149 vs 0.5014 / 0.5028 / 0.4928; 8192,4096,4096 0.8987 / 0.8845 /
+ * 0.9008 vs 0.8843 / 0.8886 / 0.8936; f16 32768,4096,256 0.5846 / 0.5954 vs 0.5778 /
+ * 0.5757. Still no gain; the gradients were bitwise the register kernel's in every case
+ * of ln_backward_ab.py. */
 template <typename T, typename TD> static int ring_depth(int64_t K, int per_sm, const device_info &d) {
-    const int64_t max_per_sm = env_int64("LNL_CUDA_LN_BWD_RING_PER_SM", 1);
-    const int64_t cap = env_int64("LNL_CUDA_LN_BWD_RING_DEPTH", LNL_LN_BWD_RING);
-    if (cap < 2 || d.major != 9 || d.minor != 0 || per_sm < 1 || per_sm > max_per_sm) return 0;
+    if (LNL_LN_BWD_RING < 2 || d.major != 9 || d.minor != 0 || per_sm != 1) return 0;
     /* an SM's shared memory: a block may opt in to all of it but the 1 KB the SM
      * reserves for each block; the kernel's static part (red, barriers) is under 512 B */
     const size_t per_block = (d.max_smem_optin + 1024) / (size_t)per_sm;
     if (per_block < 1024 + 512) return 0;
     const size_t slots = (per_block - 1024 - 512) / ring_slot_bytes<T, TD>(K);
-    const int depth = (int)std::min<size_t>({slots, (size_t)cap, (size_t)RING_MAX_DEPTH});
+    const int depth = (int)std::min<size_t>({slots, (size_t)LNL_LN_BWD_RING, (size_t)RING_MAX_DEPTH});
     return depth >= 2 ? depth : 0;
 }
 
