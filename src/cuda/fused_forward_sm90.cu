@@ -130,18 +130,6 @@ template <int BN, bool PP = false> struct tile_cfg {
         (size_t)STAGES * STAGE_BYTES + OUT_BYTES + (2 * STAGES + 1) * 8 + BM * 8 + 16 + 1024;
 };
 
-/* Where the in-kernel statistics load and sum each slice's chunks (STATS form):
- *  0: loaded after the slice's wgmma group is issued, summed after the wait for the
- *     previous group and the release of its stage (the shipped order since session 19);
- *  1: loaded before the group is issued, summed as in 0;
- *  2: loaded as in 0, summed one slice later, right after the next group's issue and
- *     before the wait for the previous one, so that no instruction waits for the loads
- *     while the wgmma groups hold the shared-memory pipe. */
-#ifndef LNL_SM90_STATS_PIPE
-#define LNL_SM90_STATS_PIPE 0
-#endif
-constexpr int STATS_PIPE = LNL_SM90_STATS_PIPE;
-
 /* The kernel's forms (see the header): the transform form; the epilogue form with the
  * statistics from the pre-pass; the epilogue form computing them itself, for problems
  * with a single column of tiles (N <= BN), where each tile's CTA sees whole rows. */
@@ -645,10 +633,6 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             transform(0);
         }
         int stats_kt = jn; /* STATS: the next slice of this tile's share (kt % tn == jn) */
-        /* STATS: a slice's chunks (stats_load), and with STATS_PIPE == 2 the slice they
-         * belong to while their sums are pending (-1: none) */
-        uint32_t su[4][4];
-        int su_kt = -1;
         /* PP: the two warpgroups' main loops take turns, each after the other's last wait
          * on a full barrier (named barriers 4 and 5; the epilogues overlap the other's
          * main loop). The turns are what make the full barriers' parities right: a
@@ -697,8 +681,6 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             }
             const uint64_t adesc = desc_kmajor_sw128(sA + s * C::A_BYTES + (PP ? 0 : cw * 64 * 128));
             const uint64_t bdesc = desc_kmajor_sw128(sB + s * C::B_BYTES);
-            if constexpr (STATS && STATS_PIPE == 1)
-                if (kt == stats_kt) stats_load(s, su);
             wgmma_fence();
 #pragma unroll
             for (int st = 0; st < 4; st++)
@@ -710,18 +692,19 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
              * first use was ncu's top stall of the kernel (short scoreboard, ~13% of the
              * warp samples at 32768,4096,256). Forward ms, three rounds, before -> after
              * (H200, bf16, session 19): 16384,2048,128 0.0476 -> 0.0436; 32768,4096,256
-             * 0.1438 -> 0.1418; 65536,1024,256 and 12800,4096,256 unchanged within noise. */
-            if constexpr (STATS && STATS_PIPE == 0)
+             * 0.1438 -> 0.1418; 65536,1024,256 and 12800,4096,256 unchanged within noise.
+             * The sums cost the kernel ~35% at 32768,4096,256 (ncu: 165.7 us, 122.9 without
+             * them, cuBLAS 120.8; the top stall a long-scoreboard wait where the loads'
+             * address register is next written). Two placements measured no better (session
+             * 36, call 5; FUSED forward ms, medians of three rounds, this / loads before the
+             * group's issue / sums a slice later, after the next group's issue): 32768,4096,256
+             * 0.1409 / 0.1436 / 0.1455; 65536,1024,256 0.0948 / 0.0936 / 0.0974;
+             * 12800,4096,256 0.0777 / 0.0752 / 0.0793; 12800,4096,768 0.1683 / 0.1670 / 0.1679.
+             * The loads add 16 KB a slice to the shared-memory reads that wgmma's operands
+             * already make (docs/results/cuda/2026-12-04-session36). */
+            uint32_t su[4][4];
+            if constexpr (STATS)
                 if (kt == stats_kt) stats_load(s, su);
-            if constexpr (STATS && STATS_PIPE == 2) {
-                if (su_kt >= 0) stats_slice(su_kt, su); /* loaded a slice ago: arrived */
-                su_kt = -1;
-                if (kt == stats_kt) {
-                    stats_load(s, su);
-                    su_kt = kt;
-                    stats_kt += tn;
-                }
-            }
             /* The previous slice's group is done: release its stage before transforming
              * the next one, so the producer can refill it while this slice's group and
              * the transform run. Released after the transform instead, three of the four
@@ -734,7 +717,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
              * the release, the ~150 instructions of each slice's sums held every stage that
              * much longer: the forward 2-7% slower, 0.1504 vs 0.1470 ms at 32768,4096,256,
              * 0.0826 vs 0.0764 at 12800,4096,256 (H200, bf16, three rounds, session 18). */
-            if constexpr (STATS && STATS_PIPE != 2)
+            if constexpr (STATS)
                 if (kt == stats_kt) {
                     stats_slice(kt, su);
                     stats_kt += tn;
@@ -746,8 +729,6 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
          * pending at exit) */
         if constexpr (PP)
             if (tile + gridDim.x < tiles) named_bar_arrive(5 - cw, 256);
-        if constexpr (STATS && STATS_PIPE == 2)
-            if (su_kt >= 0) stats_slice(su_kt, su); /* the tile's last loaded slice */
         if constexpr (STATS) stats_finish(m0);
         const int64_t wrow = m0 + (PP ? 0 : cw * 64) + warp * 16; /* the warp's first row */
         /* While the last group runs: the transform form loads the next tile's
