@@ -6,7 +6,8 @@ issue #7's targets (the README's GPU tables are made with it).
 
 With --medians it reads the --json files of repeated runs instead (any device) and prints,
 per problem and strategy, each run's fwd/GEMM and f+b/3GEMM and their medians: the form
-the README's CPU figures take on a shared, noisy machine.
+the README's CPU figures take on a shared, noisy machine. For CUDA runs it then prints #7's
+verdicts on the medians (target_medians): single runs move these ratios by 5-10%.
 
 It reads the text lnl-bench prints (not its --json, which a run cut short never writes):
 each shape's baseline line (cuBLAS on the problem's own data: the forward GEMM, the two
@@ -103,6 +104,36 @@ def medians(runs):
     return "\n".join(out)
 
 
+def target_medians(runs):
+    """#7's verdicts on the medians of repeated CUDA runs (their --json files): per problem,
+    FUSED's forward against its target and AUTO's forward + backward against the floor,
+    each run's ratio and their median. Problems without a target (f32 forward+backward, N
+    not 256 and under 1024) show '-'. Rows in the first run's order."""
+    out = ["| dtype | M, K, N | FUSED fwd / #7 target (each run) | median | met? | "
+           "AUTO f+b / floor (each run) | median | <= 1.05? |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    key = lambda r: (r["dtype"], r["M"], r["K"], r["N"], r["strategy"])  # noqa: E731
+    by_run = [{key(r): r for r in run if r.get("device") == "cuda" and r.get("floor_ms")}
+              for run in runs]
+    j = lambda v: " / ".join(f"{x:.3f}" for x in v)  # noqa: E731
+    for k in by_run[0]:
+        dt, M, K, N, strategy = k
+        if strategy != "fused":
+            continue
+        fused = [b[k] for b in by_run if k in b]
+        auto = [b[(dt, M, K, N, "auto")] for b in by_run if (dt, M, K, N, "auto") in b]
+        tgt = [r["fwd_ms"] / t for r in fused
+               for t in [fwd_target(dt, M, K, N, r["gemm_ms"])] if t is not None]
+        fb = [(r["fwd_ms"] + r["bwd_ms"]) / r["floor_ms"] for r in auto]
+        ft = (j(tgt), f"{statistics.median(tgt):.3f}",
+              "met" if statistics.median(tgt) <= 1 else "not met") if tgt else ("-",) * 3
+        ab = (j(fb), f"{statistics.median(fb):.3f}",
+              "met" if statistics.median(fb) <= 1.05 else "not met") if fb and dt != "f32" \
+            else ("-",) * 3
+        out.append(f"| {dt} | {M}, {K}, {N} | " + " | ".join(ft + ab) + " |")
+    return "\n".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("log", nargs="?")
@@ -115,6 +146,9 @@ def main():
             with open(path) as f:
                 runs.append(json.load(f))
         print(medians(runs))
+        if any(r.get("device") == "cuda" and r.get("floor_ms") for r in runs[0]):
+            print()
+            print(target_medians(runs))
         return
     if not a.log:
         ap.error("a log file, or --medians with JSON files")

@@ -60,3 +60,29 @@ def test_medians_reproduce_the_recorded_cpu_table():
     with open(os.path.join(ROOT, "docs", "results", "lnl-bench", "cpu-2026-11-30-medians.md")) as f:
         recorded = f.read()
     assert "| 2048, 768, 768 | fused | 0.937 / 0.927 / 0.933 | 0.933 |" in recorded
+
+
+def test_target_medians_judge_the_median_run():
+    # one bf16 problem at N = 4096 in three runs: FUSED's forward at 1.00, 1.10 and 1.20 x
+    # its target (1.05 x GEMM), AUTO's forward + backward at 1.04, 1.06 and 1.02 x the floor
+    def run(fwd_over_target, fb_over_floor):
+        gemm, floor = 0.4, 1.3
+        fused = {"device": "cuda", "dtype": "bf16", "M": 8192, "K": 4096, "N": 4096,
+                 "strategy": "fused", "fwd_ms": fwd_over_target * 1.05 * gemm, "bwd_ms": 0.9,
+                 "gemm_ms": gemm, "floor_ms": floor, "three_gemm_ms": 1.2}
+        auto = dict(fused, strategy="auto", fwd_ms=0.4, bwd_ms=fb_over_floor * floor - 0.4)
+        return [fused, auto]
+
+    runs = [run(1.00, 1.04), run(1.10, 1.06), run(1.20, 1.02)]
+    rows = lnl_bench_table.target_medians(runs).splitlines()
+    assert len(rows) == 3
+    cells = rows[2].split(" | ")
+    assert cells[2:5] == ["1.000 / 1.100 / 1.200", "1.100", "not met"]
+    assert cells[5:] == ["1.040 / 1.060 / 1.020", "1.040", "met |"]
+    # a median under the target is met, f32's forward + backward has no target
+    runs = [run(0.95, 1.2), run(1.5, 1.2), run(0.99, 1.2)]
+    for r in runs:
+        for row in r:
+            row["dtype"] = "f32"
+    cells = lnl_bench_table.target_medians(runs).splitlines()[2].split(" | ")
+    assert cells[3:5] == ["0.990", "met"] and cells[5:] == ["-", "-", "- |"]
