@@ -700,8 +700,9 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
              * group's issue / sums a slice later, after the next group's issue): 32768,4096,256
              * 0.1409 / 0.1436 / 0.1455; 65536,1024,256 0.0948 / 0.0936 / 0.0974;
              * 12800,4096,256 0.0777 / 0.0752 / 0.0793; 12800,4096,768 0.1683 / 0.1670 / 0.1679.
-             * The loads add 16 KB a slice to the shared-memory reads that wgmma's operands
-             * already make (docs/results/cuda/2026-12-04-session36). */
+             * Session 18's probes had already put the whole cost in the sums' arithmetic
+             * (the loads alone cost nothing): where it sits in the slice does not change it
+             * (docs/results/cuda/2026-12-04-session36). */
             uint32_t su[4][4];
             if constexpr (STATS)
                 if (kt == stats_kt) stats_load(s, su);
