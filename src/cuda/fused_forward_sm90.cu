@@ -76,24 +76,6 @@ constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= 168 * THREADS,
               "setmaxnreg: more registers asked for than the CTA is given at launch");
 
-/* The in-kernel statistics of centred rows (FORM_FOLD_STATS; session 37). A warp whose
- * rows all have |shift| <= 4 x the spread of the slice the shift comes from (shift: that
- * slice's mean; below) sums x^2 unshifted, two instructions an element (unpack, FFMA)
- * instead of four, and takes the rows' sums of x from the tensor cores: one more wgmma
- * per K step, m64n8k16 against a ones operand in shared memory, in the slice's group
- * (~3% more tensor work at N = 256). Other warps keep the shifted sums.
- * Their rounding: M2 = S2 - S1^2 / n cancels (mean^2 + var) / var, at most 17 for rows
- * as centred as their first slice, and the first slice bounds the rest: a row whose
- * other slices sit far from it has a spread of at least ~sqrt(64 / K) of that distance,
- * so the cancellation stays below ~K / 64 + 17, the shifted sums' own bound (below).
- * -DLNL_SM90_STATS_FAST=0: shifted sums for every row; =1: centred rows' sums of x on the
- * ALU as well (three instructions an element). */
-#ifndef LNL_SM90_STATS_FAST
-#define LNL_SM90_STATS_FAST 2
-#endif
-constexpr bool STATS_FAST = LNL_SM90_STATS_FAST >= 1, STATS_TC_SUMS = LNL_SM90_STATS_FAST == 2;
-constexpr float CENTRED_SHIFT2_PER_VAR = 16.f; /* shift^2 <= 16 var: |shift| <= 4 std */
-
 /* The ping-pong epilogue form (PP; sessions 21-22): the epilogue form at BN = 256 with
  * the pre-pass's statistics, its two consumer warpgroups on different tiles of 64 x 256
  * (the CTA's tiles taken in turn) instead of the two halves of one 128 x 256 tile. The
@@ -141,15 +123,11 @@ template <int BN, bool PP = false> struct tile_cfg {
     /* the epilogue's staging area: per consumer warp, two buffers of 16 rows x 64 columns
      * of T (boxes of TMA stores) */
     static constexpr int OUT_BYTES = 8 * 16 * 128 * 2;
-    /* the in-kernel statistics' ones operand (256 bytes) and row sums of x (a float a
-     * tile row), right after the staging area (1024-byte aligned) */
-    static constexpr int ONES_BYTES = 256, ROWSUM_BYTES = BM * 4;
-    /* stages, staging area, ones and row sums, barriers, the in-kernel statistics' (mean,
-     * rstd) per tile row, the producer's two words (below), and slack to align the ring
-     * to 1024 bytes (the swizzle atom): 232280 bytes (BN = 256) of the 232448 an H200
-     * block may have */
-    static constexpr size_t SMEM = (size_t)STAGES * STAGE_BYTES + OUT_BYTES + ONES_BYTES +
-                                   ROWSUM_BYTES + (2 * STAGES + 1) * 8 + BM * 8 + 16 + 1024;
+    /* stages, staging area, barriers, the in-kernel statistics' (mean, rstd) per tile row,
+     * the producer's two words (below), and slack to align the ring to 1024 bytes (the
+     * swizzle atom): 231512 bytes (BN = 256) of the 232448 an H200 block may have */
+    static constexpr size_t SMEM =
+        (size_t)STAGES * STAGE_BYTES + OUT_BYTES + (2 * STAGES + 1) * 8 + BM * 8 + 16 + 1024;
 };
 
 /* The kernel's forms (see the header): the transform form; the epilogue form with the
@@ -287,10 +265,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
     unsigned char *smem =
         (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
     unsigned char *sA = smem, *sB = smem + S * C::A_BYTES, *sOut = sB + S * C::B_BYTES;
-    /* STATS: B of the row sums' wgmma (ones) and the sums it gives, a float a tile row */
-    unsigned char *sOnes = sOut + C::OUT_BYTES;
-    float *sRowSum = (float *)(sOnes + C::ONES_BYTES);
-    uint64_t *full = (uint64_t *)(sOnes + C::ONES_BYTES + C::ROWSUM_BYTES), *empty = full + S;
+    uint64_t *full = (uint64_t *)(sOut + C::OUT_BYTES), *empty = full + S;
     /* FORM_FOLD: completes once warp 1 has written *verdict (below). The producer waits on
      * it instead of spinning on the word: a spin is a data race to racecheck (two warps, no
      * barrier between), which session 29's run.sh reported once a quick-table row gave a
@@ -329,11 +304,6 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         *verdict = 0;
         mbar_init_fence();
     }
-    if constexpr (STATS && STATS_TC_SUMS)
-        if (threadIdx.x < C::ONES_BYTES / 4) {
-            ((uint32_t *)sOnes)[threadIdx.x] = one_pair<T>();
-            fence_proxy_async(); /* wgmma (async proxy) reads them */
-        }
     __syncthreads();
 
     /* Stage use number `it` counts K slices over all of this CTA's tiles, in the same
@@ -460,13 +430,20 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
      * the mean of 64 of the row's own values, (shift - mean)^2 <= M2 / 64, so the row's
      * variance keeps a relative error below ~eps * (3 + K / 32) times the summation's
      * growth, whatever the data (a row whose whole variance sits in its first slice is
-     * that bound's worst case); for ordinary rows it is a few eps. */
+     * that bound's worst case); for ordinary rows it is a few eps.
+     * Fewer instructions for centred rows, measured and not kept (session 37, call 1;
+     * docs/results/cuda/2026-12-04-session37): a warp whose rows all had |shift| <= 4 std
+     * of their first slice summed x^2 unshifted, with the sums of x on the ALU (f1, three
+     * instructions an element) or from a ones-column wgmma m64n8k16 (f2, two). FUSED
+     * forward ms against this code, medians of three rounds in turn (bf16): 32768,4096,256
+     * -2.3% / +1.0%; 65536,1024,256 -3.2% / +1.7%; 16384,2048,128 +3.5% / +4.2%;
+     * 16384,8192,1024 (split) +5.6% / -0.7%; f16 (two rounds) 32768,4096,256 +2.9% / -4.6%.
+     * A quarter or half of the instructions gave back at most 4% of the ~35% the sums cost,
+     * and lost as much elsewhere. f2's tensor-core sums of x were also less exact: they
+     * failed the f16 w_overflow tests (y error up to 1.4e-2 against a bound of 5e-4),
+     * whose x column sits at its row's mean. */
     float sshift[4], ss1[4], ss2[4];
     int scnt = 0; /* chunks summed so far (the same for the thread's four rows) */
-    /* STATS_FAST: this warp's 16 rows are centred (above), decided at the tile's first
-     * slice: unshifted sums of squares, and the sums of x from the tensor cores
-     * (STATS_TC_SUMS) or ss1. The same in every lane (__all_sync). */
-    bool sfast = false;
 
     /* PP: warpgroup cw takes the CTA's tiles cw, cw + 2, ...; it0 counts stage uses over all
      * of the CTA's tiles, as the producer does */
@@ -482,9 +459,6 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         /* not zeroed: the tile's first wgmma ignores the old values (accumulate = 0);
          * zeroing took 64 instructions a thread and tile between two tiles' MMAs */
         float acc[BN / 2];
-        /* STATS_TC_SUMS: this tile's share of the row sums of x, from the ones wgmma: rows
-         * g and g + 8 of the warp's 16 in [0] and [2] (every column the same) */
-        float rsum[4];
 
         /* LN(x) written over x in shared memory, then wgmma from shared memory. */
         auto transform = [&](int kt) {
@@ -524,58 +498,20 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         auto stats_slice = [&](int kt, const uint32_t (&u)[4][4]) {
             const bool valid = kt * BK + 8 * tc < K; /* K % 8 == 0: whole chunks */
             if (kt == jn) { /* the shift: the mean of each row's valid chunks in this slice */
-                bool centred = true;
 #pragma unroll
                 for (int i = 0; i < 4; i++) {
-                    float sum = 0.f, sq = 0.f;
+                    float sum = 0.f;
 #pragma unroll
                     for (int j = 0; j < 4; j++) {
                         const float2 f = unpack2<T>(u[i][j]);
                         sum += f.x + f.y;
-                        if constexpr (STATS_FAST) sq = fmaf(f.x, f.x, fmaf(f.y, f.y, sq));
                     }
-                    if (!valid) sum = sq = 0.f;
-                    /* STATS_FAST: this thread's share of the slice's sums, kept for a
-                     * centred warp */
-                    ss1[i] = sum, ss2[i] = sq;
+                    if (!valid) sum = 0.f;
 #pragma unroll
-                    for (int o = 1; o < 8; o <<= 1) {
-                        sum += __shfl_xor_sync(0xffffffffu, sum, o);
-                        if constexpr (STATS_FAST) sq += __shfl_xor_sync(0xffffffffu, sq, o);
-                    }
-                    const float n = (float)(8 * min(8, K / 8 - 8 * kt));
-                    sshift[i] = sum / n;
-                    /* var < 0 (rounding; an off-centre row) fails the test, as it should */
-                    if constexpr (STATS_FAST)
-                        centred = centred && sshift[i] * sshift[i] <=
-                                                 CENTRED_SHIFT2_PER_VAR *
-                                                     (sq / n - sshift[i] * sshift[i]);
+                    for (int o = 1; o < 8; o <<= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+                    sshift[i] = sum / (float)(8 * min(8, K / 8 - 8 * kt));
+                    ss1[i] = ss2[i] = 0.f;
                 }
-                sfast = STATS_FAST && __all_sync(0xffffffffu, centred);
-                if (sfast) {
-                    if (valid) scnt++;
-                    return;
-                }
-#pragma unroll
-                for (int i = 0; i < 4; i++) ss1[i] = ss2[i] = 0.f;
-            }
-            if (STATS_FAST && sfast) {
-                if (valid) {
-#pragma unroll
-                    for (int i = 0; i < 4; i++) {
-                        float a0 = 0.f, a1 = 0.f, q0 = 0.f, q1 = 0.f;
-#pragma unroll
-                        for (int j = 0; j < 4; j++) {
-                            const float2 f = unpack2<T>(u[i][j]);
-                            if constexpr (!STATS_TC_SUMS) a0 += f.x, a1 += f.y;
-                            q0 = fmaf(f.x, f.x, q0), q1 = fmaf(f.y, f.y, q1);
-                        }
-                        if constexpr (!STATS_TC_SUMS) ss1[i] += a0 + a1;
-                        ss2[i] += q0 + q1;
-                    }
-                    scnt++;
-                }
-                return;
             }
             if (valid) {
 #pragma unroll
@@ -663,36 +599,12 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
          * memory (outputs of the forward) and raises *off_centre where the epilogue
          * form loses accuracy (the transform form then redoes the call). */
         auto stats_finish = [&](int64_t m0) {
-            if constexpr (STATS_TC_SUMS) {
-                /* the row sums to the rows' 8 threads (whatever the warp's path: the
-                 * barrier is the warpgroup's) */
-                if (q == 0) {
-                    sRowSum[cw * 64 + warp * 16 + g] = rsum[0];
-                    sRowSum[cw * 64 + warp * 16 + g + 8] = rsum[2];
-                }
-                named_bar_sync(1 + cw, 128);
-            }
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 /* this thread's partial: n values, their mean (less the shift), M2 */
                 float n = 8.f * (float)scnt;
-                float mu, m2, shift;
-                if (STATS_FAST && sfast) { /* centred: the row's unshifted sums, whole */
-                    float s1 = ss1[i], s2 = ss2[i];
-#pragma unroll
-                    for (int o = 1; o < 8; o <<= 1) {
-                        n += __shfl_xor_sync(0xffffffffu, n, o);
-                        s2 += __shfl_xor_sync(0xffffffffu, s2, o);
-                        if constexpr (!STATS_TC_SUMS) s1 += __shfl_xor_sync(0xffffffffu, s1, o);
-                    }
-                    if constexpr (STATS_TC_SUMS) s1 = sRowSum[tr + 16 * i];
-                    mu = n > 0.f ? s1 / n : 0.f;
-                    m2 = n > 0.f ? fmaxf(fmaf(-s1, mu, s2), 0.f) : 0.f;
-                    shift = 0.f;
-                } else {
-                mu = scnt ? ss1[i] / n : 0.f;
-                m2 = scnt ? fmaxf(fmaf(-ss1[i], mu, ss2[i]), 0.f) : 0.f;
-                shift = sshift[i];
+                float mu = scnt ? ss1[i] / n : 0.f;
+                float m2 = scnt ? fmaxf(fmaf(-ss1[i], mu, ss2[i]), 0.f) : 0.f;
 #pragma unroll
                 for (int o = 1; o < 8; o <<= 1) {
                     const float mu_o = __shfl_xor_sync(0xffffffffu, mu, o);
@@ -709,15 +621,14 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                     }
                     n = nt;
                 }
-                }
                 if (tc == 0) {
                     const int r = tr + 16 * i;
                     const int64_t row = m0 + r;
                     if (tn == 1) {
-                        publish_row(r, row, shift + mu, rstd_of(m2, K, eps), true);
+                        publish_row(r, row, sshift[i] + mu, rstd_of(m2, K, eps), true);
                     } else if (row < M) { /* this tile's share: (mean, M2, count) */
                         spart[(int64_t)jn * M + row] =
-                            make_float4(n > 0.f ? shift + mu : 0.f, m2, n, 0.f);
+                            make_float4(n > 0.f ? sshift[i] + mu : 0.f, m2, n, 0.f);
                     }
                 }
             }
@@ -781,19 +692,6 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             }
             const uint64_t adesc = desc_kmajor_sw128(sA + s * C::A_BYTES + (PP ? 0 : cw * 64 * 128));
             const uint64_t bdesc = desc_kmajor_sw128(sB + s * C::B_BYTES);
-            /* STATS_TC_SUMS: the slice's row sums of x, on the slices of this tile's
-             * share; those of its last one in a group of their own ahead of the slice's
-             * main group, so that the loop's last wait<1> leaves them done. Each block
-             * of wgmma has its fence: ptxas injected one (C7519) after the branches. */
-            if constexpr (STATS && STATS_TC_SUMS)
-                if (kt == stats_kt) {
-                    const uint64_t odesc = desc_ones_256(sOnes);
-                    wgmma_fence();
-#pragma unroll
-                    for (int st = 0; st < 4; st++)
-                        wgmma_ss<T, 8>(rsum, adesc + 2 * st, odesc, kt != jn || st > 0);
-                    if (kt + tn >= KT) wgmma_commit();
-                }
             wgmma_fence();
 #pragma unroll
             for (int st = 0; st < 4; st++)
@@ -843,12 +741,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
          * pending at exit) */
         if constexpr (PP)
             if (tile + gridDim.x < tiles) named_bar_arrive(5 - cw, 256);
-        if constexpr (STATS) {
-            if constexpr (STATS_TC_SUMS) /* done: the loop's last wait<1> */
-#pragma unroll
-                for (int i = 0; i < 4; i++) fence_regs(rsum[i]);
-            stats_finish(m0);
-        }
+        if constexpr (STATS) stats_finish(m0);
         const int64_t wrow = m0 + (PP ? 0 : cw * 64) + warp * 16; /* the warp's first row */
         /* While the last group runs: the transform form loads the next tile's
          * statistics and this tile's bias; the epilogue form the statistics of this

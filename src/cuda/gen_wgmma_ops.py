@@ -7,7 +7,7 @@ them by hand invites typos that only a GPU run would catch. Run this script afte
 changing SHAPES and commit both files:
     python3 src/cuda/gen_wgmma_ops.py > src/cuda/wgmma_ops.cuh
 """
-SHAPES = (8, 128, 192, 256)      # N of m64nNk16 (8: the row sums of x against a ones column)
+SHAPES = (128, 192, 256)         # N of m64nNk16
 TYPES = (("bf16", "__nv_bfloat16"), ("f16", "__half"))
 
 

@@ -206,20 +206,6 @@ __device__ __forceinline__ uint64_t desc_kmajor_sw128(const void *tile) {
     return d;
 }
 
-/* ---- descriptor of a constant operand: 256 bytes of ones, K-major, no swizzle ----
- * The row sums of x come from one more wgmma per K step, m64n8k16 with B all ones
- * (fused_forward_sm90.cu). Without swizzle a core matrix is 8 rows of 16 bytes, and B's
- * two core matrices along K sit the leading byte offset apart; the stride byte offset
- * steps between 8-row groups, of which N = 8 has one. Both are 128 bytes here, so every
- * byte wgmma reads lies in [tile, tile + 256), whichever offset it applies: all ones. */
-__device__ __forceinline__ uint64_t desc_ones_256(const void *tile) {
-    const uint64_t addr = smem_addr(tile);
-    uint64_t d = (addr & 0x3FFFFu) >> 4;    /* bits 0-13: start address / 16 */
-    d |= (uint64_t)(128 >> 4) << 16;         /* bits 16-29: leading byte offset / 16 */
-    d |= (uint64_t)(128 >> 4) << 32;         /* bits 32-45: stride byte offset / 16 */
-    return d;                                /* bits 62-63: 0 = no swizzle */
-}
-
 } // namespace lnl
 
 #endif

@@ -12,42 +12,6 @@ template <typename T, int N>
 __device__ __forceinline__ void wgmma_ss(float *d, uint64_t adesc, uint64_t bdesc,
                                          int accumulate = 1);
 
-/* d[64 x 8] = A[64 x 16] * B[16 x 8] + (accumulate ? d : 0), bf16, both K-major in
- * shared memory. */
-template <> __device__ __forceinline__ void wgmma_ss<__nv_bfloat16, 8>(float *d, uint64_t adesc,
-                                                              uint64_t bdesc, int accumulate) {
-#if LNL_SM90A
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3}, "
-        "%4, %5, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "l"(adesc), "l"(bdesc), "r"(accumulate));
-#else
-    (void)d; (void)adesc; (void)bdesc; (void)accumulate;
-#endif
-}
-
-
-/* d[64 x 8] = A[64 x 16] * B[16 x 8] + (accumulate ? d : 0), f16, both K-major in
- * shared memory. */
-template <> __device__ __forceinline__ void wgmma_ss<__half, 8>(float *d, uint64_t adesc,
-                                                              uint64_t bdesc, int accumulate) {
-#if LNL_SM90A
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 "
-        "{%0, %1, %2, %3}, "
-        "%4, %5, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "l"(adesc), "l"(bdesc), "r"(accumulate));
-#else
-    (void)d; (void)adesc; (void)bdesc; (void)accumulate;
-#endif
-}
-
-
 /* d[64 x 128] = A[64 x 16] * B[16 x 128] + (accumulate ? d : 0), bf16, both K-major in
  * shared memory. */
 template <> __device__ __forceinline__ void wgmma_ss<__nv_bfloat16, 128>(float *d, uint64_t adesc,

@@ -349,10 +349,10 @@ def _fused_forward_into_nan(x, lnw, lnb, w, b, eps=1e-5):
 # (12800 x 520: 300 tiles, K = 4096, where the library takes them itself; 40000 x 1000:
 # 1252 tiles, at K = 520 only under LNL_CUDA_SPLIT_STATS_MIN_K=0). 12800 x 1800: eight column
 # tiles share them (800 tiles, a grid of 128: six rounds and a part).
-# "late_offset": row M / 3 moved to 1e3 past its first 64 columns only. Its first slice looks
-# centred, so its warp sums x^2 unshifted (fused_forward_sm90.cu, STATS_FAST), and |mean| *
-# rstd ~ sqrt(K / 64) keeps the epilogue form: the unshifted sums' worst cancellation, up to
-# K = 16384 on one column of tiles.
+# "late_offset": row M / 3 moved to 1e3 past its first 64 columns only. The kernel's shift is
+# the mean of a row's first slice, far from the rest of this row, and |mean| * rstd ~
+# sqrt(K / 64) keeps the epilogue form: the shifted sums' worst cancellation (~K / 64; see
+# fused_forward_sm90.cu), up to K = 16384 on one column of tiles.
 @pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
 @pytest.mark.parametrize("shape", [(40000, 512, 256), (40000, 1032, 136), (12800, 4096, 520), (40000, 520, 1000),
