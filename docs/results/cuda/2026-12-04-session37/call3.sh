@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 37, call 3: where float32's FUSED forward (the epilogue form on cuBLAS's fp32 GEMM,
-# f32_fold.cu) beats UNFUSED. Every lnl-bench run since session 28 has it 3.3-3.6% faster at
+# f32_fold.cu) beats UNFUSED. Every lnl-bench run since session 15 has it 3-4% faster at
 # 32768,4096,256, where AUTO takes UNFUSED (call 2: 1.130 vs 1.170x the GEMM, medians of
 # three). lnl-bench f32, every strategy, three rounds, at N <= 512 shapes of several M and K,
 # on main's build.
