@@ -640,9 +640,9 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
  *  - 2026-12-04, session 37 (lnl-bench f32, three rounds, docs/results/cuda/
  *    2026-12-04-session37/call3): float32 stays UNFUSED past the tiny class. FUSED's
  *    float32 form (f32_fold.cu) wins only at 32768,4096,256 (forward 1.555 vs 1.612 ms,
- *    and so in all 19 runs since that form arrived in session 15) and loses 1-13% at ten other shapes with N <= 1024,
- *    among them 12800,4096,256 (1.4%) and 65536,1024,256 (3%): no rule takes that one
- *    point alone.
+ *    and so in all 19 runs since that form arrived in session 15) and loses 1-13% at ten
+ *    other shapes with N <= 1024, among them 12800,4096,256 (1.4%) and 65536,1024,256
+ *    (3%): no rule takes that one point alone.
  *  The threshold between 2^11 and 2.4e9 MACs for tiny problems was not measured; 2^24
  *  is a guess inside it. */
 lnl_strategy lnl_cuda_auto_strategy(const lnl_problem *p, int backward) {

@@ -351,7 +351,7 @@ def _fused_forward_into_nan(x, lnw, lnb, w, b, eps=1e-5):
 # tiles share them (800 tiles, a grid of 128: six rounds and a part).
 # "late_offset": row M / 3 moved to 1e3 past its first 64 columns only. The kernel's shift is
 # the mean of a row's first slice, far from the rest of this row, and |mean| * rstd ~
-# sqrt(K / 64) keeps the epilogue form: the shifted sums' worst cancellation (~K / 64; see
+# sqrt(K / 64) keeps the epilogue form: the shifted sums' worst cancellation (the bound in
 # fused_forward_sm90.cu), up to K = 16384 on one column of tiles.
 @pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
