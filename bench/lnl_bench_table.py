@@ -84,6 +84,11 @@ def table(shapes, dtype):
     return "\n".join(out)
 
 
+def each_and_median(values):
+    """Repeated runs' ratios as table cells: each run's, then their median."""
+    return " / ".join(f"{x:.3f}" for x in values), f"{statistics.median(values):.3f}"
+
+
 def medians(runs):
     """runs: one list of lnl-bench JSON results per run. Rows in the first run's order."""
     out = ["| device, dtype | M, K, N | strategy | fwd/GEMM (each run) | median | "
@@ -97,10 +102,9 @@ def medians(runs):
             continue
         fw = [r["fwd_ms"] / r["gemm_ms"] for r in rs]
         fb = [(r["fwd_ms"] + r["bwd_ms"]) / r["three_gemm_ms"] for r in rs]
-        j = lambda v: " / ".join(f"{x:.3f}" for x in v)  # noqa: E731
-        out.append(f"| {k[0]} {k[1]} | {k[2]}, {k[3]}, {k[4]} | {k[5]} | {j(fw)} | "
-                   f"{statistics.median(fw):.3f} | {j(fb)} | {statistics.median(fb):.3f} | "
-                   f"{statistics.median(r['fwd_ms'] for r in rs):.4f} |")
+        out.append(f"| {k[0]} {k[1]} | {k[2]}, {k[3]}, {k[4]} | {k[5]} | "
+                   + " | ".join(each_and_median(fw) + each_and_median(fb))
+                   + f" | {statistics.median(r['fwd_ms'] for r in rs):.4f} |")
     return "\n".join(out)
 
 
@@ -115,7 +119,10 @@ def target_medians(runs):
     key = lambda r: (r["dtype"], r["M"], r["K"], r["N"], r["strategy"])  # noqa: E731
     by_run = [{key(r): r for r in run if r.get("device") == "cuda" and r.get("floor_ms")}
               for run in runs]
-    j = lambda v: " / ".join(f"{x:.3f}" for x in v)  # noqa: E731
+    def verdict(values, bound):  # each run's ratio, the median, and the median's verdict
+        return each_and_median(values) + (
+            "met" if statistics.median(values) <= bound else "not met",)
+
     for k in by_run[0]:
         dt, M, K, N, strategy = k
         if strategy != "fused":
@@ -125,11 +132,8 @@ def target_medians(runs):
         tgt = [r["fwd_ms"] / t for r in fused
                for t in [fwd_target(dt, M, K, N, r["gemm_ms"])] if t is not None]
         fb = [(r["fwd_ms"] + r["bwd_ms"]) / r["floor_ms"] for r in auto]
-        ft = (j(tgt), f"{statistics.median(tgt):.3f}",
-              "met" if statistics.median(tgt) <= 1 else "not met") if tgt else ("-",) * 3
-        ab = (j(fb), f"{statistics.median(fb):.3f}",
-              "met" if statistics.median(fb) <= 1.05 else "not met") if fb and dt != "f32" \
-            else ("-",) * 3
+        ft = verdict(tgt, 1) if tgt else ("-",) * 3
+        ab = verdict(fb, 1.05) if fb and dt != "f32" else ("-",) * 3
         out.append(f"| {dt} | {M}, {K}, {N} | " + " | ".join(ft + ab) + " |")
     return "\n".join(out)
 
