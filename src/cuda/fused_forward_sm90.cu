@@ -1073,7 +1073,26 @@ cudaError_t launch_typed(int bn, const fwd_operands &o, int64_t M, int64_t K, in
  * forward ms, H200, two rounds, split vs the pre-pass (session 16): 16384,8192,1024
  * 0.409-0.415 vs 0.469-0.508; 12800,4096,768 0.180-0.184 vs 0.186-0.189; but
  * 8192,1024,1024 0.061-0.068 vs 0.047-0.048 and 8192,768,1024 0.060 vs 0.039-0.042, where
- * the pre-pass costs a few microseconds. LNL_CUDA_SPLIT_STATS_MIN_K=k (read on each call;
+ * the pre-pass costs a few microseconds. Session 38 (docs/results/cuda/2026-12-04-session38)
+ * timed them again below K = 4096, after session 25's faster merge: bf16 FUSED forward ms at
+ * the power cap, back to back (bench/cuda/clocks_ab.py, medians of three), pass vs split:
+ * 8192,1024,1024 0.0404 vs 0.0433; 8192,768,1024 0.0333 vs 0.0374; 16384,1024,1024 0.0779
+ * vs 0.0800; 8192,1024,2048 0.0719 vs 0.0797; 8192,2048,2048 0.1281 vs 0.1319; only
+ * 16384,2048,1024 0.1395 vs 0.1328, where lnl-bench's short runs have the split 0.9% slower.
+ * Nsight Compute at 8192,1024,1024 (call 4) puts the split kernel at 49.3 us against 40.0
+ * with the pass's statistics (cuBLAS 35.5): a quarter of its warp samples sit in the
+ * statistics' own code, in three near-equal parts: the slices' sums (9.1%), the row's 8
+ * threads merging their partials with Chan's formula, a division a level (7.4%), and the
+ * count, fences and wait before the shares' merge (8.9%). The last two run once a tile, while
+ * the tensor cores idle, which a 16-slice tile cannot hide. A variant that gave each column
+ * tile a contiguous share and started its main loop there, so that the shares were
+ * published early and waited for at no cost (FORM_FOLD_SPLIT, call 2; its patch is in the
+ * results folder), was slower everywhere: 8192,1024,1024 0.0462 ms, and 0.5079 vs 0.4490 at
+ * 16384,8192,1024, where the column tiles then read each x slice at different times and L2
+ * no longer serves three of the four reads. Leads: plain sums of the 8 threads' shifted
+ * sums (they share the shift) instead of the Chan merges; the column tiles as a cluster
+ * exchanging shares through distributed shared memory, x multicast to them.
+ * LNL_CUDA_SPLIT_STATS_MIN_K=k (read on each call;
  * like LNL_CPU_ISA, for tests and timing) takes them from K = k instead: 0 at every K (the
  * CUDA table's split rows have K <= 1000), a huge k never. It changes the forward's
  * workspace size, which the Python layers cache per shape: set it before a shape's first

@@ -356,7 +356,13 @@ __global__ void __launch_bounds__(512, LN_BWD_MIN_BLOCKS<T, TD, CPT>) ln_bwd_reg
      * through a cp.async ring in shared memory instead (each thread copying and
      * reading its own chunks, no register cost) was slower: 0.359 vs 0.243 ms at
      * 32768,4096 and 0.109 vs 0.078 at 8192,4096 (H200, session 6, call 2). On Hopper
-     * ln_bwd_ring_kernel (below) keeps more rows in flight through the copy engine. */
+     * ln_bwd_ring_kernel (below) keeps more rows in flight through the copy engine.
+     * Rows 2..P ahead prefetched into L2 by the copy engine (thread 0, one
+     * cp.async.bulk.prefetch.L2 a row of dxhat and of x) were slower too: AUTO backward
+     * ms, bf16, medians of three rounds in turn, none / P = 3 / P = 6: 32768,4096,256
+     * 0.5108 / 0.5403 / 0.5964; 65536,1024,256 0.2759 / 0.2913 / 0.3227; 8192,1024,1024
+     * 0.0907 / 0.0932 / 0.0972 (session 38, call 3; docs/results/cuda/2026-12-04-session38,
+     * with the patch). */
     TD dv[CPT][V], ndv[CPT][V];
     T xv[CPT][V], nxv[CPT][V];
     auto load_row = [&](int64_t row, TD (&d)[CPT][V], T (&xx)[CPT][V]) {
