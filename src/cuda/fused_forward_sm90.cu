@@ -614,8 +614,10 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
          * 12800,4096,256 0.0752 / 0.0750; 16384,2048,128 0.0458 / 0.0451; 12800,4096,768
          * 0.1658 / 0.1656; 8192,4096,2048 0.2215 / 0.2177; 16384,8192,1024 0.4240 / 0.4330
          * (its rounds spread 0.404-0.433); f16 (two rounds) 32768,4096,256 0.1422 / 0.1397,
-         * 16384,8192,1024 0.4387 / 0.4061. 0-2.6% faster but at that one noisy shape; not
-         * taken yet, since no device time was left to run tests/gpu/run.sh on it. */
+         * 16384,8192,1024 0.4387 / 0.4061. 0-2.6% faster but at that one noisy shape. At the
+         * power cap (call 6, clocks_ab.py, two rounds): 65536,1024,256 -2.0%, 12800,4096,256
+         * -1.2%, 16384,8192,1024 -0.6%, 12800,4096,768 -0.4%, 32768,4096,256 +0.2%. Not
+         * taken yet: no device time was left to run tests/gpu/run.sh on it. */
         auto stats_finish = [&](int64_t m0) {
 #pragma unroll
             for (int i = 0; i < 4; i++) {
