@@ -1106,8 +1106,9 @@ cudaError_t launch_typed(int bn, const fwd_operands &o, int64_t M, int64_t K, in
  * results folder), was slower everywhere: 8192,1024,1024 0.0462 ms, and 0.5079 vs 0.4490 at
  * 16384,8192,1024, where the column tiles then read each x slice at different times and L2
  * no longer serves three of the four reads. Leads: plain sums of the 8 threads' shifted
- * sums (they share the shift) instead of the Chan merges; the column tiles as a cluster
- * exchanging shares through distributed shared memory, x multicast to them.
+ * sums (they share the shift) instead of the Chan merges (measured in calls 5-6: see
+ * stats_finish); the column tiles as a cluster exchanging shares through distributed
+ * shared memory with a cluster barrier, x multicast to them.
  * LNL_CUDA_SPLIT_STATS_MIN_K=k (read on each call;
  * like LNL_CPU_ISA, for tests and timing) takes them from K = k instead: 0 at every K (the
  * CUDA table's split rows have K <= 1000), a huge k never. It changes the forward's
