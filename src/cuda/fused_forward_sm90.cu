@@ -76,6 +76,13 @@ constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= 168 * THREADS,
               "setmaxnreg: more registers asked for than the CTA is given at launch");
 
+/* How a row's 8 threads merge their statistics at the end of a tile (stats_finish): 0,
+ * each thread's (count, mean, M2) by Chan's formula, three xor levels with a division
+ * each; 1, the shifted sums added (experiment, session 38). */
+#ifndef LNL_SM90_ROW_MERGE
+#define LNL_SM90_ROW_MERGE 0
+#endif
+
 /* The ping-pong epilogue form (PP; sessions 21-22): the epilogue form at BN = 256 with
  * the pre-pass's statistics, its two consumer warpgroups on different tiles of 64 x 256
  * (the CTA's tiles taken in turn) instead of the two halves of one 128 x 256 tile. The
@@ -605,6 +612,20 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         auto stats_finish = [&](int64_t m0) {
 #pragma unroll
             for (int i = 0; i < 4; i++) {
+#if LNL_SM90_ROW_MERGE == 1
+                /* The row's 8 threads share its shift, so their shifted sums add: three xor
+                 * levels of plain sums (every lane ends with the same bits: each level adds
+                 * the same two values), then one cancellation for the row's M2. */
+                float n = 8.f * (float)scnt, a = scnt ? ss1[i] : 0.f, q = scnt ? ss2[i] : 0.f;
+#pragma unroll
+                for (int o = 1; o < 8; o <<= 1) {
+                    a += __shfl_xor_sync(0xffffffffu, a, o);
+                    q += __shfl_xor_sync(0xffffffffu, q, o);
+                    n += __shfl_xor_sync(0xffffffffu, n, o);
+                }
+                const float mu = n > 0.f ? a / n : 0.f;
+                const float m2 = n > 0.f ? fmaxf(fmaf(-a, mu, q), 0.f) : 0.f;
+#else
                 /* this thread's partial: n values, their mean (less the shift), M2 */
                 float n = 8.f * (float)scnt;
                 float mu = scnt ? ss1[i] / n : 0.f;
@@ -625,6 +646,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                     }
                     n = nt;
                 }
+#endif
                 if (tc == 0) {
                     const int r = tr + 16 * i;
                     const int64_t row = m0 + r;
