@@ -609,6 +609,22 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
          * writes the row's mean and rstd to shared memory for the epilogue, to global
          * memory (outputs of the forward) and raises *off_centre where the epilogue
          * form loses accuracy (the transform form then redoes the call). */
+        /* The 8 threads share the row's shift, so their shifted sums could simply be added
+         * (three xor levels of two sums and a count, one cancellation for the row's M2)
+         * instead of the three Chan levels below, each with a division: 5400 -> 4888 SASS
+         * instructions in the BN = 256 statistics kernel, the same worst errors in
+         * test_split_stats_host's model (rstd 1.34e-6). Measured on branch s38-plain-sums
+         * (session 38, call 5; the patch is in docs/results/cuda/2026-12-04-session38):
+         * the statistics rows of the test table (every dtype) and the Python statistics
+         * tests pass; bf16 FUSED forward ms, medians of three rounds in turn, this / plain
+         * sums: 32768,4096,256 0.1409 / 0.1391; 65536,1024,256 0.0948 / 0.0923;
+         * 12800,4096,256 0.0752 / 0.0750; 16384,2048,128 0.0458 / 0.0451; 12800,4096,768
+         * 0.1658 / 0.1656; 8192,4096,2048 0.2215 / 0.2177; 16384,8192,1024 0.4240 / 0.4330
+         * (its rounds spread 0.404-0.433); f16 (two rounds) 32768,4096,256 0.1422 / 0.1397,
+         * 16384,8192,1024 0.4387 / 0.4061. 0-2.6% faster but at that one noisy shape. At the
+         * power cap (call 6, clocks_ab.py, two rounds): 65536,1024,256 -2.0%, 12800,4096,256
+         * -1.2%, 16384,8192,1024 -0.6%, 12800,4096,768 -0.4%, 32768,4096,256 +0.2%. Not
+         * taken yet: no device time was left to run tests/gpu/run.sh on it. */
         auto stats_finish = [&](int64_t m0) {
 #pragma unroll
             for (int i = 0; i < 4; i++) {
