@@ -418,16 +418,16 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
     /* STATS: thread t reads the same 16-byte chunks the transform would rewrite (chunk tc
      * of rows tr + 16i) and sums, per row, the deviations d = x - shift and their squares,
      * where shift is the mean of the row's first 64-column slice (so that a row like
-     * 1e3 + randn keeps float32 precision). After the last slice each thread turns its
-     * sums into a (count, mean, M2) partial and the row's 8 threads merge theirs with
-     * Chan's pairwise formula. Shifted sums cost 4 instructions an element where merging
+     * 1e3 + randn keeps float32 precision). After the last slice the row's 8 threads add
+     * their sums (stats_finish) and one cancellation gives its M2. Shifted sums cost 4 instructions an element where merging
      * chunk by chunk (the first version, 1679e8f) cost ~6 in long dependency chains: its
      * tensor pipe was active 47% of the kernel at 32768,4096,256, its issue slots 34%
      * (ncu, H200). Fused forward there, bf16, two same-run rounds (lnl-bench, H200,
      * docs/results/cuda/2026-12-01-run-3a3072a): 0.151-0.153 ms, against 0.156-0.161 with
      * a branch per row, 0.168-0.174 chunk by chunk and 0.193 with the pre-pass. Their rounding:
-     * a thread's M2 = S2 - S1^2 / n loses ~eps * n (mean_t - shift)^2, and since shift is
-     * the mean of 64 of the row's own values, (shift - mean)^2 <= M2 / 64, so the row's
+     * M2 = S2 - S1^2 / n loses ~eps * n (mean - shift)^2, and since shift is the mean of
+     * 64 of the row's own values (of the tile's share: split statistics), (shift - mean)^2
+     * <= M2 / 64, so the row's
      * variance keeps a relative error below ~eps * (3 + K / 32) times the summation's
      * growth, whatever the data (a row whose whole variance sits in its first slice is
      * that bound's worst case); for ordinary rows it is a few eps.
@@ -597,50 +597,39 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                 publish_row(r, row, mm, rstd_of(q, K, eps), jn == 0);
             }
         };
-        /* STATS, after the last slice: the 8 threads of each row merge their partial
-         * statistics (fixed xor order: bitwise repeatable); the thread with chunk 0
+        /* STATS, after the last slice: the 8 threads of each row add their sums (fixed xor
+         * order: bitwise repeatable); the thread with chunk 0
          * writes the row's mean and rstd to shared memory for the epilogue, to global
          * memory (outputs of the forward) and raises *off_centre where the epilogue
          * form loses accuracy (the transform form then redoes the call). */
-        /* The 8 threads share the row's shift, so their shifted sums could simply be added
-         * (three xor levels of two sums and a count, one cancellation for the row's M2)
-         * instead of the three Chan levels below, each with a division: 5400 -> 4888 SASS
-         * instructions in the BN = 256 statistics kernel, the same worst errors in
-         * test_split_stats_host's model (rstd 1.34e-6). Measured on branch s38-plain-sums
-         * (session 38, call 5; the patch is in docs/results/cuda/2026-12-04-session38):
-         * the statistics rows of the test table (every dtype) and the Python statistics
-         * tests pass; bf16 FUSED forward ms, medians of three rounds in turn, this / plain
-         * sums: 32768,4096,256 0.1409 / 0.1391; 65536,1024,256 0.0948 / 0.0923;
-         * 12800,4096,256 0.0752 / 0.0750; 16384,2048,128 0.0458 / 0.0451; 12800,4096,768
-         * 0.1658 / 0.1656; 8192,4096,2048 0.2215 / 0.2177; 16384,8192,1024 0.4240 / 0.4330
-         * (its rounds spread 0.404-0.433); f16 (two rounds) 32768,4096,256 0.1422 / 0.1397,
-         * 16384,8192,1024 0.4387 / 0.4061. 0-2.6% faster but at that one noisy shape. At the
-         * power cap (call 6, clocks_ab.py, two rounds): 65536,1024,256 -2.0%, 12800,4096,256
-         * -1.2%, 16384,8192,1024 -0.6%, 12800,4096,768 -0.4%, 32768,4096,256 +0.2%. Not
-         * taken yet: no device time was left to run tests/gpu/run.sh on it. */
+        /* The row's 8 threads share its shift, so their shifted sums add (three xor levels of
+         * two sums and a count; every lane ends with the same bits, since each level adds
+         * the same two values), and one cancellation gives the row's M2. Until session 38
+         * each thread turned its sums into (count, mean, M2) and the 8 merged those by
+         * Chan's formula, three levels with a division each: 5400 SASS instructions in the
+         * BN = 256 statistics kernel against 4888 now, and the same worst errors in
+         * test_split_stats_host's model (rstd 1.34e-6). bf16 FUSED forward ms, medians of
+         * three rounds in turn, Chan / plain sums (session 38, call 5;
+         * docs/results/cuda/2026-12-04-session38): 32768,4096,256 0.1409 / 0.1391;
+         * 65536,1024,256 0.0948 / 0.0923; 12800,4096,256 0.0752 / 0.0750; 16384,2048,128
+         * 0.0458 / 0.0451; 12800,4096,768 0.1658 / 0.1656; 8192,4096,2048 0.2215 / 0.2177;
+         * 16384,8192,1024 0.4240 / 0.4330 (its rounds spread 0.404-0.433); f16 (two rounds)
+         * 32768,4096,256 0.1422 / 0.1397, 16384,8192,1024 0.4387 / 0.4061. At the power cap
+         * (call 6, clocks_ab.py, two rounds): 65536,1024,256 -2.0%, 12800,4096,256 -1.2%,
+         * 16384,8192,1024 -0.6%, 12800,4096,768 -0.4%, 32768,4096,256 +0.2%. */
         auto stats_finish = [&](int64_t m0) {
 #pragma unroll
             for (int i = 0; i < 4; i++) {
-                /* this thread's partial: n values, their mean (less the shift), M2 */
-                float n = 8.f * (float)scnt;
-                float mu = scnt ? ss1[i] / n : 0.f;
-                float m2 = scnt ? fmaxf(fmaf(-ss1[i], mu, ss2[i]), 0.f) : 0.f;
+                /* the row's count, sums of deviations from the shift and of their squares */
+                float n = 8.f * (float)scnt, a = scnt ? ss1[i] : 0.f, q = scnt ? ss2[i] : 0.f;
 #pragma unroll
                 for (int o = 1; o < 8; o <<= 1) {
-                    const float mu_o = __shfl_xor_sync(0xffffffffu, mu, o);
-                    const float m2_o = __shfl_xor_sync(0xffffffffu, m2, o);
-                    const float n_o = __shfl_xor_sync(0xffffffffu, n, o);
-                    /* chan_merge's arithmetic with n = nt outside the test: calling it
-                     * changed this kernel's SASS (session 17), and its timings were
-                     * measured with this */
-                    const float nt = n + n_o;
-                    if (n_o > 0.f) {
-                        const float delta = mu_o - mu, f = n_o / nt;
-                        mu = fmaf(delta, f, mu);
-                        m2 += m2_o + delta * delta * n * f;
-                    }
-                    n = nt;
+                    a += __shfl_xor_sync(0xffffffffu, a, o);
+                    q += __shfl_xor_sync(0xffffffffu, q, o);
+                    n += __shfl_xor_sync(0xffffffffu, n, o);
                 }
+                const float mu = n > 0.f ? a / n : 0.f;
+                const float m2 = n > 0.f ? fmaxf(fmaf(-a, mu, q), 0.f) : 0.f;
                 if (tc == 0) {
                     const int r = tr + 16 * i;
                     const int64_t row = m0 + r;

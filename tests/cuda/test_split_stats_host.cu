@@ -2,7 +2,7 @@
  * several column tiles) modelled on the host, against float64: a row's mean and rstd from
  * tn column tiles, tile jn summing the 64-wide K slices kt with kt % tn == jn, each of a
  * row's 8 threads one 8-value chunk of each slice, sums of deviations from the tile's shift
- * (the mean of its first slice's values), the 8 threads' partials merged by a xor tree,
+ * (the mean of its first slice's values), the 8 threads' sums added by a xor tree,
  * and the tiles' shares merged by chan_merge (split_stats.cuh, the kernel's own code) in
  * the kernel's order: each of two threads merges half of the shares in tile order (the
  * first (tn + 1) / 2, then the rest), and the first takes in the second's. What the model
@@ -65,21 +65,22 @@ share tile_share(const std::vector<float> &x, int K, int tn, int jn) {
             cnt[t]++;
         }
     }
-    float n[THREADS], mu[THREADS], m2[THREADS];
+    /* the 8 threads' count and sums added by a xor tree (thread 0's, as every lane's) */
+    float n[THREADS], a[THREADS], q[THREADS];
     for (int t = 0; t < THREADS; t++) {
         n[t] = (float)(CHUNK * cnt[t]);
-        mu[t] = cnt[t] ? s1[t] / n[t] : 0.f;
-        m2[t] = cnt[t] ? std::fmax(std::fmaf(-s1[t], mu[t], s2[t]), 0.f) : 0.f;
+        a[t] = cnt[t] ? s1[t] : 0.f;
+        q[t] = cnt[t] ? s2[t] : 0.f;
     }
-    for (int o = 1; o < THREADS; o <<= 1) { /* each thread merges its xor partner's */
-        float nn[THREADS], mm[THREADS], qq[THREADS];
-        for (int t = 0; t < THREADS; t++) {
-            nn[t] = n[t], mm[t] = mu[t], qq[t] = m2[t];
-            chan_merge(nn[t], mm[t], qq[t], mu[t ^ o], m2[t ^ o], n[t ^ o]);
-        }
-        for (int t = 0; t < THREADS; t++) n[t] = nn[t], mu[t] = mm[t], m2[t] = qq[t];
+    for (int o = 1; o < THREADS; o <<= 1) {
+        float na[THREADS], nq[THREADS], nn[THREADS];
+        for (int t = 0; t < THREADS; t++)
+            na[t] = a[t] + a[t ^ o], nq[t] = q[t] + q[t ^ o], nn[t] = n[t] + n[t ^ o];
+        for (int t = 0; t < THREADS; t++) a[t] = na[t], q[t] = nq[t], n[t] = nn[t];
     }
-    return n[0] > 0.f ? share{shift + mu[0], m2[0], n[0]} : share{0.f, 0.f, 0.f};
+    const float mu = n[0] > 0.f ? a[0] / n[0] : 0.f;
+    const float m2 = n[0] > 0.f ? std::fmax(std::fmaf(-a[0], mu, q[0]), 0.f) : 0.f;
+    return n[0] > 0.f ? share{shift + mu, m2, n[0]} : share{0.f, 0.f, 0.f};
 }
 
 /* one row through tn tiles against float64 */
