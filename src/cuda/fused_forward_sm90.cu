@@ -415,22 +415,21 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
     }
     /* this warp's staging area for the epilogue: 16 rows of 256 bytes */
     unsigned char *stage_out = sOut + (cw * 4 + warp) * 16 * 256;
-    /* STATS: thread t reads the same 16-byte chunks the transform would rewrite (chunk tc
-     * of rows tr + 16i) and sums, per row, the deviations d = x - shift and their squares,
-     * where shift is the mean of the row's first 64-column slice (so that a row like
-     * 1e3 + randn keeps float32 precision). After the last slice the row's 8 threads add
-     * their sums (stats_finish) and one cancellation gives its M2. Shifted sums cost 4 instructions an element where merging
-     * chunk by chunk (the first version, 1679e8f) cost ~6 in long dependency chains: its
-     * tensor pipe was active 47% of the kernel at 32768,4096,256, its issue slots 34%
-     * (ncu, H200). Fused forward there, bf16, two same-run rounds (lnl-bench, H200,
-     * docs/results/cuda/2026-12-01-run-3a3072a): 0.151-0.153 ms, against 0.156-0.161 with
-     * a branch per row, 0.168-0.174 chunk by chunk and 0.193 with the pre-pass. Their rounding:
-     * M2 = S2 - S1^2 / n loses ~eps * n (mean - shift)^2, and since shift is the mean of
-     * 64 of the row's own values (of the tile's share: split statistics), (shift - mean)^2
-     * <= M2 / 64, so the row's
-     * variance keeps a relative error below ~eps * (3 + K / 32) times the summation's
-     * growth, whatever the data (a row whose whole variance sits in its first slice is
-     * that bound's worst case); for ordinary rows it is a few eps.
+    /* STATS: thread t reads the same 16-byte chunks the transform would rewrite (chunk tc of rows
+     * tr + 16i) and sums, per row, the deviations d = x - shift and their squares, where shift is
+     * the mean of the row's first 64-column slice (so that a row like 1e3 + randn keeps float32
+     * precision). After the last slice the row's 8 threads add their sums (stats_finish) and one
+     * cancellation gives its M2. Shifted sums cost 4 instructions an element where merging chunk
+     * by chunk (the first version, 1679e8f) cost ~6 in long dependency chains: its tensor pipe
+     * was active 47% of the kernel at 32768,4096,256, its issue slots 34% (ncu, H200). Fused
+     * forward there, bf16, two same-run rounds (lnl-bench, H200,
+     * docs/results/cuda/2026-12-01-run-3a3072a): 0.151-0.153 ms, against 0.156-0.161 with a
+     * branch per row, 0.168-0.174 chunk by chunk and 0.193 with the pre-pass. Their rounding: M2
+     * = S2 - S1^2 / n loses ~eps * n (mean - shift)^2, and since shift is the mean of 64 of the
+     * row's own values (of the tile's share: split statistics), (shift - mean)^2 <= M2 / 64, so
+     * the row's variance keeps a relative error below ~eps * (3 + K / 32) times the summation's
+     * growth, whatever the data (a row whose whole variance sits in its first slice is that
+     * bound's worst case); for ordinary rows it is a few eps.
      * Fewer instructions for centred rows, measured and not kept (session 37, call 1;
      * docs/results/cuda/2026-12-04-session37): a warp whose rows all had |shift| <= 4 std
      * of their first slice summed x^2 unshifted, with the sums of x on the ALU (f1, three
