@@ -370,6 +370,173 @@ dx_gemm_smem_kernel(const __grid_constant__ CUtensorMap map_a,
 #endif
 }
 
+/* V4 (layers with N <= 256, one B tile of at most 4 slices): W^T's tile stays in shared
+ * memory across row tiles. With N = 256 a tile reads 64 KB of dy and 128 KB of W^T for
+ * 64 KB of dx, so V0-V3 move three times the output through L2; here each CTA walks a
+ * contiguous range of tiles in column order (mostly one column tile, at most a few), loads
+ * that column's W^T slices once into a resident buffer, and streams only dy through a
+ * four-stage ring. The epilogue is V0's. */
+constexpr int S4 = 4, B4_SLICES = 4;
+constexpr size_t SMEM4 =
+    (size_t)S4 * A_BYTES + (size_t)B4_SLICES * B_BYTES + OUT_BYTES + (2 * S4 + 2) * 8 + 1024;
+
+__global__ void __launch_bounds__(THREADS, 1)
+dx_gemm_bres_kernel(const __grid_constant__ CUtensorMap map_a,
+                    const __grid_constant__ CUtensorMap map_b,
+                    const __grid_constant__ CUtensorMap map_o, const bf16 *__restrict__ x,
+                    const bf16 *__restrict__ gamma, const float4 *__restrict__ rowp, int64_t M,
+                    int Kout, int Nred) {
+#if LNL_SM90A
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char *smem = (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+    unsigned char *sB = smem, *sA = sB + B4_SLICES * B_BYTES, *sOut = sA + S4 * A_BYTES;
+    uint64_t *full = (uint64_t *)(sOut + OUT_BYTES), *empty = full + S4;
+    uint64_t *b_full = empty + S4, *b_empty = b_full + 1;
+    const int64_t tiles_m = M / BM, tiles_n = Kout / BN, tiles = tiles_m * tiles_n;
+    const int KT = Nred / BK; /* <= B4_SLICES */
+    /* this CTA's tiles: [t0, t1) in column order (tile b: column b / tiles_m, row b % tiles_m) */
+    const int64_t t0 = tiles * blockIdx.x / gridDim.x, t1 = tiles * (blockIdx.x + 1) / gridDim.x;
+    const int wg = threadIdx.x / 128;
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < S4; i++) {
+            mbar_init(&full[i], 1);
+            mbar_init(&empty[i], 8);
+        }
+        mbar_init(b_full, 1);
+        mbar_init(b_empty, 8);
+        mbar_init_fence();
+    }
+    __syncthreads();
+    if (wg == 0) {
+        regs_dealloc<40>();
+        if (threadIdx.x == 0) {
+            tma_prefetch_map(&map_a);
+            tma_prefetch_map(&map_b);
+            tma_prefetch_map(&map_o);
+            uint32_t it = 0;
+            int64_t col = -1;
+            uint32_t grp = 0; /* column groups loaded so far */
+            for (int64_t b = t0; b < t1; b++) {
+                const int64_t m0 = (b % tiles_m) * BM;
+                const int n0 = (int)(b / tiles_m) * BN;
+                if (b / tiles_m != col) { /* a new column: its W^T once the last one is done */
+                    col = b / tiles_m;
+                    if (grp > 0) mbar_wait(b_empty, (grp - 1) & 1);
+                    mbar_arrive_expect_tx(b_full, KT * B_BYTES);
+                    for (int kt = 0; kt < KT; kt++)
+                        tma_load_2d(sB + kt * B_BYTES, &map_b, kt * BK, n0, b_full);
+                    grp++;
+                }
+                for (int kt = 0; kt < KT; kt++, it++) {
+                    const int s = it % S4;
+                    mbar_wait(&empty[s], ((it / S4) & 1) ^ 1);
+                    mbar_arrive_expect_tx(&full[s], A_BYTES);
+                    tma_load_2d(sA + s * A_BYTES, &map_a, kt * BK, (int32_t)m0, &full[s]);
+                }
+            }
+        }
+        return;
+    }
+    regs_alloc<232>();
+    const int cw = __shfl_sync(0xffffffffu, wg - 1, 0);
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    const int g = lane >> 2, q = lane & 3;
+    unsigned char *stage_out = sOut + (cw * 4 + warp) * 2 * 2048;
+    const int mi = lane >> 3, mr = lane & 7;
+    const uint32_t row_addr = smem_addr(stage_out) + (mr + 8 * (mi & 1)) * 128;
+    float acc[BN / 2];
+    uint32_t it0 = 0, grp = 0;
+    int64_t col = -1;
+    for (int64_t b = t0; b < t1; b++, it0 += KT) {
+        const int64_t m0 = (b % tiles_m) * BM;
+        const int n0 = (int)(b / tiles_m) * BN;
+        if (b / tiles_m != col) {
+            col = b / tiles_m;
+            mbar_wait(b_full, grp & 1);
+            grp++;
+        }
+        /* the last tile of its column here: W^T's buffer is free after its main loop */
+        const bool last_of_col = b + 1 == t1 || (b + 1) / tiles_m != col;
+        const int64_t wrow = m0 + cw * 64 + warp * 16;
+        const bf16 *xr0 = x + (wrow + g) * Kout + n0 + 2 * q, *xr1 = xr0 + 8 * (int64_t)Kout;
+        uint32_t xw[2][16];
+#pragma unroll
+        for (int j = 0; j < 16; j++) {
+            xw[0][j] = ldg_u32(xr0 + 8 * j);
+            xw[1][j] = ldg_u32(xr1 + 8 * j);
+        }
+        const float4 p0 = __ldg(rowp + wrow + g), p1 = __ldg(rowp + wrow + g + 8);
+        uint32_t gw[2][8];
+#pragma unroll
+        for (int jj = 0; jj < 8; jj++) gw[0][jj] = ldg_u32(gamma + n0 + 8 * jj + 2 * q);
+        for (int kt = 0; kt < KT; kt++) {
+            const int s = (it0 + kt) % S4;
+            mbar_wait(&full[s], ((it0 + kt) / S4) & 1);
+            const uint64_t adesc = desc_kmajor_sw128(sA + s * A_BYTES + cw * 64 * 128);
+            const uint64_t bdesc = desc_kmajor_sw128(sB + kt * B_BYTES);
+            wgmma_fence();
+#pragma unroll
+            for (int st = 0; st < 4; st++)
+                wgmma_ss<bf16, BN>(acc, adesc + 2 * st, bdesc + 2 * st, kt > 0 || st > 0);
+            wgmma_commit();
+            wgmma_wait<1>();
+            if (kt > 0 && lane == 0) mbar_arrive(&empty[(it0 + kt - 1) % S4]);
+        }
+        wgmma_wait<0>();
+#pragma unroll
+        for (int k = 0; k < BN / 2; k++) fence_regs(acc[k]);
+        if (lane == 0) {
+            mbar_arrive(&empty[(it0 + KT - 1) % S4]);
+            if (last_of_col) mbar_arrive(b_empty);
+        }
+#pragma unroll
+        for (int qt = 0; qt < 4; qt++) {
+            if (qt < 3) {
+#pragma unroll
+                for (int jj = 0; jj < 8; jj++)
+                    gw[(qt + 1) & 1][jj] = ldg_u32(gamma + n0 + 64 * (qt + 1) + 8 * jj + 2 * q);
+            }
+            if (lane == 0) bulk_wait_read<1>();
+            __syncwarp();
+            const uint32_t buf = row_addr + (qt & 1) * 2048;
+            uint32_t pk[8][2];
+#pragma unroll
+            for (int jj = 0; jj < 8; jj++) {
+                const int j = qt * 8 + jj;
+                const float2 gm = unpack_bf16(gw[qt & 1][jj]);
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const float4 p = h ? p1 : p0;
+                    const float2 xv = unpack_bf16(xw[h][j % 16]);
+                    const float v0 = fmaf(p.x * gm.x, acc[4 * j + 2 * h], fmaf(p.y, xv.x, p.z));
+                    const float v1 = fmaf(p.x * gm.y, acc[4 * j + 2 * h + 1], fmaf(p.y, xv.y, p.z));
+                    pk[jj][h] = pack_bf16(v0, v1);
+                }
+            }
+            if (qt < 2) {
+#pragma unroll
+                for (int jj = 0; jj < 8; jj++) {
+                    const int j = (qt + 2) * 8 + jj;
+                    xw[0][j % 16] = ldg_u32(xr0 + 8 * j);
+                    xw[1][j % 16] = ldg_u32(xr1 + 8 * j);
+                }
+            }
+#pragma unroll
+            for (int jp = 0; jp < 4; jp++)
+                stmatrix_x4(buf + (((2 * jp + (mi >> 1)) ^ mr) << 4), pk[2 * jp][0], pk[2 * jp][1],
+                            pk[2 * jp + 1][0], pk[2 * jp + 1][1]);
+            fence_proxy_async();
+            __syncwarp();
+            if (lane == 0) {
+                tma_store_2d(&map_o, stage_out + (qt & 1) * 2048, n0 + qt * 64, (int32_t)wrow);
+                bulk_commit();
+            }
+        }
+    }
+    if (lane == 0) bulk_wait_all();
+#endif
+}
+
 /* ---- host ---- */
 #define CK(x)                                                                                  \
     do {                                                                                       \
@@ -500,13 +667,17 @@ int main(int argc, char **argv) {
     auto kernel_of = [](int v) {
         return v == 0 ? dx_gemm_kernel<0> : v == 1 ? dx_gemm_kernel<1> : dx_gemm_kernel<2>;
     };
-    constexpr int VARIANTS = 4;
+    const int VARIANTS = N <= B4_SLICES * BK ? 5 : 4; /* V4 where W^T's tile fits */
     for (int v = 0; v < 3; v++)
         CK(cudaFuncSetAttribute(kernel_of(v), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM));
     CK(cudaFuncSetAttribute(dx_gemm_smem_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             (int)SMEM3));
+    CK(cudaFuncSetAttribute(dx_gemm_bres_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            (int)SMEM4));
     auto run_fused = [&](int v) {
-        if (v == 3)
+        if (v == 4)
+            dx_gemm_bres_kernel<<<grid, THREADS, SMEM4>>>(ma, mb, mo, x, gamma, rowp, M, K, N);
+        else if (v == 3)
             dx_gemm_smem_kernel<<<grid, THREADS, SMEM3>>>(ma, mb, mo, mxs, gamma, rowp, M, K, N);
         else
             kernel_of(v)<<<grid, THREADS, SMEM>>>(ma, mb, mo, mxp, x, gamma, rowp, M, K, N);
@@ -574,13 +745,13 @@ int main(int argc, char **argv) {
     };
     auto run_copy = [&] { cudaMemcpyAsync(xcopy, x, M * K * 2, cudaMemcpyDeviceToDevice); };
     for (int b2b = 0; b2b < 2; b2b++) {
-        float f[VARIANTS];
+        float f[5] = {0, 0, 0, 0, 0};
         for (int v = 0; v < VARIANTS; v++) f[v] = median_ms([&] { run_fused(v); }, 41, b2b);
         const float c = median_ms(run_cublas, 41, b2b), cp = median_ms(run_copy, 41, b2b);
-        printf("%s M,K,N = %lld,%d,%d: fused dx GEMM V0 %.4f V1 %.4f V2 %.4f V3 %.4f ms, cuBLAS "
-               "dy.W %.4f ms, copy of x %.4f ms\n",
+        printf("%s M,K,N = %lld,%d,%d: fused dx GEMM V0 %.4f V1 %.4f V2 %.4f V3 %.4f V4 %.4f ms "
+               "(0: not run), cuBLAS dy.W %.4f ms, copy of x %.4f ms\n",
                b2b ? "back to back (20 calls a sample)" : "one call a sample", (long long)M, K, N,
-               f[0], f[1], f[2], f[3], c, cp);
+               f[0], f[1], f[2], f[3], f[4], c, cp);
     }
     CK(cudaGetLastError());
     cublasDestroy(h);
