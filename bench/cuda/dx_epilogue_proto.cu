@@ -537,6 +537,162 @@ dx_gemm_bres_kernel(const __grid_constant__ CUtensorMap map_a,
 #endif
 }
 
+/* V5: ping-pong. Each consumer warpgroup takes every other tile of 64 rows x 256 columns,
+ * so that one's epilogue (x in, dx out) runs under the other's main loop. Their main loops
+ * take turns on the shared ring (named barriers 4 and 5, as the forward's ping-pong form):
+ * a warpgroup that waited on a stage while the other still had waits pending on it could
+ * take the other's phase for its own. The epilogue is V0's, per warp 16 rows. */
+constexpr int BM5 = 64, S5 = 4, A5_BYTES = BM5 * BK * 2, STAGE5_BYTES = A5_BYTES + B_BYTES;
+constexpr size_t SMEM5 = (size_t)S5 * STAGE5_BYTES + OUT_BYTES + 2 * S5 * 8 + 1024;
+
+__global__ void __launch_bounds__(THREADS, 1)
+dx_gemm_pp_kernel(const __grid_constant__ CUtensorMap map_a64,
+                  const __grid_constant__ CUtensorMap map_b,
+                  const __grid_constant__ CUtensorMap map_o, const bf16 *__restrict__ x,
+                  const bf16 *__restrict__ gamma, const float4 *__restrict__ rowp, int64_t M,
+                  int Kout, int Nred) {
+#if LNL_SM90A
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char *smem = (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+    unsigned char *sA = smem, *sB = smem + S5 * A5_BYTES, *sOut = sB + S5 * B_BYTES;
+    uint64_t *full = (uint64_t *)(sOut + OUT_BYTES), *empty = full + S5;
+    const int64_t tiles_m = M / BM5, tiles_n = Kout / BN, tiles = tiles_m * tiles_n;
+    const int KT = Nred / BK;
+    const int wg = threadIdx.x / 128;
+    auto tile_xy = [&](int64_t b, int64_t *m0, int *n0) { /* groups of 16 row tiles */
+        constexpr int group_m = 16;
+        const int64_t per_group = (int64_t)group_m * tiles_n;
+        const int64_t first_m = b / per_group * group_m;
+        const int64_t rows = tiles_m - first_m < group_m ? tiles_m - first_m : group_m;
+        *m0 = (first_m + (b % per_group) % rows) * BM5;
+        *n0 = (int)((b % per_group) / rows * BN);
+    };
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < S5; i++) {
+            mbar_init(&full[i], 1);
+            mbar_init(&empty[i], 4); /* the four warps of the warpgroup on that tile */
+        }
+        mbar_init_fence();
+    }
+    __syncthreads();
+    if (wg == 0) {
+        regs_dealloc<40>();
+        if (threadIdx.x == 0) {
+            tma_prefetch_map(&map_a64);
+            tma_prefetch_map(&map_b);
+            tma_prefetch_map(&map_o);
+            uint32_t it = 0;
+            for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+                int64_t m0;
+                int n0;
+                tile_xy(tile, &m0, &n0);
+                for (int kt = 0; kt < KT; kt++, it++) {
+                    const int s = it % S5;
+                    mbar_wait(&empty[s], ((it / S5) & 1) ^ 1);
+                    mbar_arrive_expect_tx(&full[s], STAGE5_BYTES);
+                    tma_load_2d(sA + s * A5_BYTES, &map_a64, kt * BK, (int32_t)m0, &full[s]);
+                    tma_load_2d(sB + s * B_BYTES, &map_b, kt * BK, n0, &full[s]);
+                }
+            }
+        }
+        return;
+    }
+    regs_alloc<232>();
+    const int cw = __shfl_sync(0xffffffffu, wg - 1, 0);
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    const int g = lane >> 2, q = lane & 3;
+    unsigned char *stage_out = sOut + (cw * 4 + warp) * 2 * 2048;
+    const int mi = lane >> 3, mr = lane & 7;
+    const uint32_t row_addr = smem_addr(stage_out) + (mr + 8 * (mi & 1)) * 128;
+    float acc[BN / 2];
+    /* local tile i (the CTA's i-th) is warpgroup i % 2's; its ring uses start at i * KT */
+    int64_t i = cw;
+    for (int64_t tile = blockIdx.x + cw * (int64_t)gridDim.x; tile < tiles;
+         tile += 2 * (int64_t)gridDim.x, i += 2) {
+        int64_t m0;
+        int n0;
+        tile_xy(tile, &m0, &n0);
+        const uint32_t it0 = (uint32_t)(i * KT);
+        const int64_t wrow = m0 + warp * 16;
+        const bf16 *xr0 = x + (wrow + g) * Kout + n0 + 2 * q, *xr1 = xr0 + 8 * (int64_t)Kout;
+        uint32_t xw[2][16];
+#pragma unroll
+        for (int j = 0; j < 16; j++) {
+            xw[0][j] = ldg_u32(xr0 + 8 * j);
+            xw[1][j] = ldg_u32(xr1 + 8 * j);
+        }
+        const float4 p0 = __ldg(rowp + wrow + g), p1 = __ldg(rowp + wrow + g + 8);
+        uint32_t gw[2][8];
+#pragma unroll
+        for (int jj = 0; jj < 8; jj++) gw[0][jj] = ldg_u32(gamma + n0 + 8 * jj + 2 * q);
+        if (i > 0) named_bar_sync(4 + cw, 256); /* the other's main loop of tile i - 1 is past its waits */
+        for (int kt = 0; kt < KT; kt++) {
+            const int s = (it0 + kt) % S5;
+            mbar_wait(&full[s], ((it0 + kt) / S5) & 1);
+            const uint64_t adesc = desc_kmajor_sw128(sA + s * A5_BYTES);
+            const uint64_t bdesc = desc_kmajor_sw128(sB + s * B_BYTES);
+            wgmma_fence();
+#pragma unroll
+            for (int st = 0; st < 4; st++)
+                wgmma_ss<bf16, BN>(acc, adesc + 2 * st, bdesc + 2 * st, kt > 0 || st > 0);
+            wgmma_commit();
+            wgmma_wait<1>();
+            if (kt > 0 && lane == 0) mbar_arrive(&empty[(it0 + kt - 1) % S5]);
+        }
+        /* the other warpgroup's turn, if the CTA has a tile i + 1 */
+        if (tile + gridDim.x < tiles) named_bar_arrive(5 - cw, 256);
+        wgmma_wait<0>();
+#pragma unroll
+        for (int k = 0; k < BN / 2; k++) fence_regs(acc[k]);
+        if (lane == 0) mbar_arrive(&empty[(it0 + KT - 1) % S5]);
+#pragma unroll
+        for (int qt = 0; qt < 4; qt++) {
+            if (qt < 3) {
+#pragma unroll
+                for (int jj = 0; jj < 8; jj++)
+                    gw[(qt + 1) & 1][jj] = ldg_u32(gamma + n0 + 64 * (qt + 1) + 8 * jj + 2 * q);
+            }
+            if (lane == 0) bulk_wait_read<1>();
+            __syncwarp();
+            const uint32_t buf = row_addr + (qt & 1) * 2048;
+            uint32_t pk[8][2];
+#pragma unroll
+            for (int jj = 0; jj < 8; jj++) {
+                const int j = qt * 8 + jj;
+                const float2 gm = unpack_bf16(gw[qt & 1][jj]);
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const float4 p = h ? p1 : p0;
+                    const float2 xv = unpack_bf16(xw[h][j % 16]);
+                    const float v0 = fmaf(p.x * gm.x, acc[4 * j + 2 * h], fmaf(p.y, xv.x, p.z));
+                    const float v1 = fmaf(p.x * gm.y, acc[4 * j + 2 * h + 1], fmaf(p.y, xv.y, p.z));
+                    pk[jj][h] = pack_bf16(v0, v1);
+                }
+            }
+            if (qt < 2) {
+#pragma unroll
+                for (int jj = 0; jj < 8; jj++) {
+                    const int j = (qt + 2) * 8 + jj;
+                    xw[0][j % 16] = ldg_u32(xr0 + 8 * j);
+                    xw[1][j % 16] = ldg_u32(xr1 + 8 * j);
+                }
+            }
+#pragma unroll
+            for (int jp = 0; jp < 4; jp++)
+                stmatrix_x4(buf + (((2 * jp + (mi >> 1)) ^ mr) << 4), pk[2 * jp][0], pk[2 * jp][1],
+                            pk[2 * jp + 1][0], pk[2 * jp + 1][1]);
+            fence_proxy_async();
+            __syncwarp();
+            if (lane == 0) {
+                tma_store_2d(&map_o, stage_out + (qt & 1) * 2048, n0 + qt * 64, (int32_t)wrow);
+                bulk_commit();
+            }
+        }
+    }
+    if (lane == 0) bulk_wait_all();
+#endif
+}
+
 /* ---- host ---- */
 #define CK(x)                                                                                  \
     do {                                                                                       \
@@ -667,15 +823,23 @@ int main(int argc, char **argv) {
     auto kernel_of = [](int v) {
         return v == 0 ? dx_gemm_kernel<0> : v == 1 ? dx_gemm_kernel<1> : dx_gemm_kernel<2>;
     };
-    const int VARIANTS = N <= B4_SLICES * BK ? 5 : 4; /* V4 where W^T's tile fits */
+    const int VARIANTS = 6; /* V4 only where W^T's tile fits (N <= 256) */
     for (int v = 0; v < 3; v++)
         CK(cudaFuncSetAttribute(kernel_of(v), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM));
     CK(cudaFuncSetAttribute(dx_gemm_smem_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             (int)SMEM3));
     CK(cudaFuncSetAttribute(dx_gemm_bres_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             (int)SMEM4));
+    CK(cudaFuncSetAttribute(dx_gemm_pp_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            (int)SMEM5));
+    CUtensorMap ma64;
+    make_map(enc, &ma64, dy, M, N, 64);
+    const int grid5 = (int)std::min<int64_t>((M / 64) * (K / BN), sms);
+    auto runs = [&](int v) { return v != 4 || N <= B4_SLICES * BK; };
     auto run_fused = [&](int v) {
-        if (v == 4)
+        if (v == 5)
+            dx_gemm_pp_kernel<<<grid5, THREADS, SMEM5>>>(ma64, mb, mo, x, gamma, rowp, M, K, N);
+        else if (v == 4)
             dx_gemm_bres_kernel<<<grid, THREADS, SMEM4>>>(ma, mb, mo, x, gamma, rowp, M, K, N);
         else if (v == 3)
             dx_gemm_smem_kernel<<<grid, THREADS, SMEM3>>>(ma, mb, mo, mxs, gamma, rowp, M, K, N);
@@ -712,6 +876,7 @@ int main(int argc, char **argv) {
     }
     bool ok = true;
     for (int v = 0; v < VARIANTS; v++) {
+        if (!runs(v)) continue;
         CK(cudaMemset(dx, 0xff, M * K * 2)); /* NaN: a value not written fails */
         run_fused(v);
         CK(cudaGetLastError());
@@ -745,13 +910,14 @@ int main(int argc, char **argv) {
     };
     auto run_copy = [&] { cudaMemcpyAsync(xcopy, x, M * K * 2, cudaMemcpyDeviceToDevice); };
     for (int b2b = 0; b2b < 2; b2b++) {
-        float f[5] = {0, 0, 0, 0, 0};
-        for (int v = 0; v < VARIANTS; v++) f[v] = median_ms([&] { run_fused(v); }, 41, b2b);
+        float f[6] = {0, 0, 0, 0, 0, 0};
+        for (int v = 0; v < VARIANTS; v++)
+            if (runs(v)) f[v] = median_ms([&] { run_fused(v); }, 41, b2b);
         const float c = median_ms(run_cublas, 41, b2b), cp = median_ms(run_copy, 41, b2b);
-        printf("%s M,K,N = %lld,%d,%d: fused dx GEMM V0 %.4f V1 %.4f V2 %.4f V3 %.4f V4 %.4f ms "
-               "(0: not run), cuBLAS dy.W %.4f ms, copy of x %.4f ms\n",
+        printf("%s M,K,N = %lld,%d,%d: fused dx GEMM V0 %.4f V1 %.4f V2 %.4f V3 %.4f V4 %.4f "
+               "V5 %.4f ms (0: not run), cuBLAS dy.W %.4f ms, copy of x %.4f ms\n",
                b2b ? "back to back (20 calls a sample)" : "one call a sample", (long long)M, K, N,
-               f[0], f[1], f[2], f[3], f[4], c, cp);
+               f[0], f[1], f[2], f[3], f[4], f[5], c, cp);
     }
     CK(cudaGetLastError());
     cublasDestroy(h);
