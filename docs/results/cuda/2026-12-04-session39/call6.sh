@@ -11,11 +11,11 @@ for s in 32768,4096,256 16384,8192,1024 8192,1024,1024 8192,4096,4096 65536,1024
     timeout 90 "$R/dx_proto" ${s//,/ } >"$R/proto_$s.txt" 2>&1
     echo "proto $s rc $?"; grep -E "V5|one call|back to back" "$R/proto_$s.txt"
 done
-DX_PROTO_CHECK_ONLY=1 timeout 120 compute-sanitizer --tool memcheck "$R/dx_proto" 4096 768 256 >"$R/memcheck.txt" 2>&1
+DX_PROTO_CHECK_ONLY=1 timeout 120 compute-sanitizer --tool memcheck "$R/dx_proto" 8192 768 256 >"$R/memcheck.txt" 2>&1
 echo "memcheck rc $?: $(grep -E 'ERROR SUMMARY|check V5' "$R/memcheck.txt" | tr '\n' ' ')"
-DX_PROTO_CHECK_ONLY=1 timeout 120 compute-sanitizer --tool racecheck "$R/dx_proto" 1024 512 128 >"$R/racecheck.txt" 2>&1
+DX_PROTO_CHECK_ONLY=1 timeout 120 compute-sanitizer --tool racecheck "$R/dx_proto" 16384 512 128 >"$R/racecheck.txt" 2>&1
 echo "racecheck rc $?: $(grep -E 'RACECHECK SUMMARY|check V5' "$R/racecheck.txt" | tr '\n' ' ')"
-DX_PROTO_CHECK_ONLY=1 timeout 120 compute-sanitizer --tool synccheck "$R/dx_proto" 1024 512 128 >"$R/synccheck.txt" 2>&1
+DX_PROTO_CHECK_ONLY=1 timeout 120 compute-sanitizer --tool synccheck "$R/dx_proto" 16384 512 128 >"$R/synccheck.txt" 2>&1
 echo "synccheck rc $?: $(grep -E 'ERROR SUMMARY|check V5' "$R/synccheck.txt" | tr '\n' ' ')"
 rm -f "$R/dx_proto"
 ab_el done
