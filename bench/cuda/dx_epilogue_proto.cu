@@ -53,14 +53,14 @@ constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTE
 constexpr int OUT_BYTES = 8 * 2 * 2048; /* per consumer warp two 16 x 64 staging boxes */
 constexpr size_t SMEM = (size_t)S * STAGE_BYTES + OUT_BYTES + 2 * S * 8 + 1024;
 
-/* Tiles in groups of 16 row tiles, column by column (the forward's order). */
+/* Tiles in groups of 16 row tiles, column by column (the forward's order); bm rows a tile. */
 __device__ __forceinline__ void tile_at(int64_t b, int64_t tiles_m, int64_t tiles_n, int64_t *m0,
-                                        int *n0) {
+                                        int *n0, int bm = BM) {
     constexpr int group_m = 16;
     const int64_t per_group = (int64_t)group_m * tiles_n;
     const int64_t first_m = b / per_group * group_m;
     const int64_t rows = tiles_m - first_m < group_m ? tiles_m - first_m : group_m;
-    *m0 = (first_m + (b % per_group) % rows) * BM;
+    *m0 = (first_m + (b % per_group) % rows) * bm;
     *n0 = (int)((b % per_group) / rows * BN);
 }
 
@@ -75,16 +75,151 @@ __device__ __forceinline__ uint32_t ldg_u32(const bf16 *p) {
     return __ldg((const unsigned int *)p);
 }
 
-/* dx[m, k] = r gamma[k] acc + rb x[m, k] + c0, with per row r = rstd, rb = -rstd^2 b,
- * c0 = rstd (mean rstd b - a): rowp[m] = {r, rb, c0, 0}. acc is (dy . W)[m, k] from wgmma;
- * A = dy (M x N), B = W^T (K x N), both with the reduction (N) contiguous. */
+/* The epilogue's arithmetic, for the two columns of a pair:
+ *   dx[m, k] = r gamma[k] acc + rb x[m, k] + c0,
+ * with per row p = rowp[m] = {r = rstd, rb = -rstd^2 b, c0 = rstd (mean rstd b - a), 0};
+ * acc is (dy . W)[m, k] from wgmma, A = dy (M x N) and B = W^T (K x N), both with the
+ * reduction (N) contiguous. Returns the pair packed to bf16. */
+__device__ __forceinline__ uint32_t dx_pair(float4 p, float2 gm, float a0, float a1, uint32_t xw) {
+    const float2 xv = unpack_bf16(xw);
+    return pack_bf16(fmaf(p.x * gm.x, a0, fmaf(p.y, xv.x, p.z)),
+                     fmaf(p.x * gm.y, a1, fmaf(p.y, xv.y, p.z)));
+}
+
+/* One tile's main loop for a consumer warpgroup: KT slices of 64, four wgmma m64n256k16 a
+ * slice. A comes from stage (it0 + kt) % NS of the ring (a_stage bytes a stage, this
+ * warpgroup's rows a_off bytes in); B from the ring too, or (b_resident) from a buffer
+ * holding the tile's KT slices. Each stage is released once the next slice's group is
+ * issued; the caller releases the last after finish_groups. */
+template <int NS>
+__device__ __forceinline__ void tile_mainloop(float *acc, uint64_t *full, uint64_t *empty,
+                                              unsigned char *sA, int a_stage, int a_off,
+                                              unsigned char *sB, bool b_resident, uint32_t it0,
+                                              int KT, int lane) {
+    for (int kt = 0; kt < KT; kt++) {
+        const int s = (it0 + kt) % NS;
+        mbar_wait(&full[s], ((it0 + kt) / NS) & 1);
+        const uint64_t adesc = desc_kmajor_sw128(sA + s * a_stage + a_off);
+        const uint64_t bdesc = desc_kmajor_sw128(sB + (b_resident ? kt : s) * B_BYTES);
+        wgmma_fence();
+#pragma unroll
+        for (int st = 0; st < 4; st++)
+            wgmma_ss<bf16, BN>(acc, adesc + 2 * st, bdesc + 2 * st, kt > 0 || st > 0);
+        wgmma_commit();
+        wgmma_wait<1>();
+        if (kt > 0 && lane == 0) mbar_arrive(&empty[(it0 + kt - 1) % NS]);
+    }
+}
+/* The tile's last group done and its accumulators readable. */
+__device__ __forceinline__ void finish_groups(float *acc) {
+    wgmma_wait<0>();
+#pragma unroll
+    for (int k = 0; k < BN / 2; k++) fence_regs(acc[k]);
+}
+
+/* A thread's x pairs from global memory for the epilogue: rows g and g + 8 of its warp's
+ * 16 (x0 and x1 point at column n0 + 2q of them), columns 8j + 2q, + 1 for j < XJ. */
+template <int XJ>
+__device__ __forceinline__ void load_x(uint32_t (&xw)[2][XJ], const bf16 *x0, const bf16 *x1) {
+#pragma unroll
+    for (int j = 0; j < XJ; j++) {
+        xw[0][j] = ldg_u32(x0 + 8 * j);
+        xw[1][j] = ldg_u32(x1 + 8 * j);
+    }
+}
+
+/* The warp's part of a tile's epilogue with x from global memory (V0-V2, V4, V5): its 16 rows
+ * x 256 columns a quarter (64 columns) at a time: the quarter's dx pairs, four stmatrix into
+ * one of the warp's two staging boxes (the 128-byte swizzle: chunk c of row r at c ^ (r % 8)),
+ * then lane 0 hands the box to TMA. Before a box is written again, lane 0 waits until the
+ * engine has read the one issued from it two quarters before. XJ = 16: xw holds the first two
+ * quarters' x and takes the last two's while those are stored; XJ = 32: all four. gamma_q
+ * points at gamma + n0 + 2q; gw[0] holds the first quarter's pairs. */
+template <int XJ>
+__device__ __forceinline__ void epilogue_global_x(const float *acc, uint32_t (&xw)[2][XJ],
+                                                  const bf16 *x0, const bf16 *x1,
+                                                  const bf16 *gamma_q, uint32_t (&gw)[2][8],
+                                                  float4 p0, float4 p1, uint32_t row_addr,
+                                                  unsigned char *stage_out,
+                                                  const CUtensorMap *map_o, int n0,
+                                                  int64_t wrow, int lane) {
+    const int mi = lane >> 3, mr = lane & 7;
+#pragma unroll
+    for (int qt = 0; qt < 4; qt++) {
+        if (qt < 3) {
+#pragma unroll
+            for (int jj = 0; jj < 8; jj++)
+                gw[(qt + 1) & 1][jj] = ldg_u32(gamma_q + 64 * (qt + 1) + 8 * jj);
+        }
+        if (lane == 0) bulk_wait_read<1>();
+        __syncwarp();
+        const uint32_t buf = row_addr + (qt & 1) * 2048;
+        uint32_t pk[8][2];
+#pragma unroll
+        for (int jj = 0; jj < 8; jj++) {
+            const int j = qt * 8 + jj;
+            const float2 gm = unpack_bf16(gw[qt & 1][jj]);
+            pk[jj][0] = dx_pair(p0, gm, acc[4 * j], acc[4 * j + 1], xw[0][j % XJ]);
+            pk[jj][1] = dx_pair(p1, gm, acc[4 * j + 2], acc[4 * j + 3], xw[1][j % XJ]);
+        }
+        if (XJ == 16 && qt < 2) { /* the slots just used take the last two quarters' x */
+#pragma unroll
+            for (int jj = 0; jj < 8; jj++) {
+                const int j = (qt + 2) * 8 + jj;
+                xw[0][j % XJ] = ldg_u32(x0 + 8 * j);
+                xw[1][j % XJ] = ldg_u32(x1 + 8 * j);
+            }
+        }
+#pragma unroll
+        for (int jp = 0; jp < 4; jp++)
+            stmatrix_x4(buf + (((2 * jp + (mi >> 1)) ^ mr) << 4), pk[2 * jp][0], pk[2 * jp][1],
+                        pk[2 * jp + 1][0], pk[2 * jp + 1][1]);
+        fence_proxy_async();
+        __syncwarp();
+        if (lane == 0) {
+            tma_store_2d(map_o, stage_out + (qt & 1) * 2048, n0 + qt * 64, (int32_t)wrow);
+            bulk_commit();
+        }
+    }
+}
+
+/* The per-thread setup every global-x epilogue needs: this warp's staging boxes and the
+ * stmatrix row address of this lane (row mr + 8 (mi & 1) of the warp's 16). */
+struct staging {
+    unsigned char *out;
+    uint32_t row_addr;
+    __device__ __forceinline__ staging(unsigned char *sOut, int warp_index, int lane)
+        : out(sOut + warp_index * 2 * 2048),
+          row_addr(smem_addr(out) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * 128) {}
+};
+
+/* Barrier setup shared by the kernels: NS ring stages (one TMA arrival with bytes each,
+ * `arrivals` consumer warps to release one), then `extra` more barriers initialized by
+ * the caller's lambda. */
+template <typename F>
+__device__ __forceinline__ void init_ring(uint64_t *full, uint64_t *empty, int NS, int arrivals,
+                                          F &&extra) {
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < NS; i++) {
+            mbar_init(&full[i], 1);
+            mbar_init(&empty[i], arrivals);
+        }
+        extra();
+        mbar_init_fence();
+    }
+    __syncthreads();
+}
+
+/* V0-V2: the tile's x from global memory. V0 loads half the tile's pairs before the main
+ * loop and the other half while the first two quarters are stored; V1 and V2 load all of
+ * them before the main loop (64 registers), V2 also has the producer prefetch the tile's x
+ * into L2 (one tensor prefetch of 256 columns x 128 rows, map_xp). */
 template <int V>
 __global__ void __launch_bounds__(THREADS, 1)
 dx_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                const __grid_constant__ CUtensorMap map_o, const __grid_constant__ CUtensorMap map_xp,
-               const bf16 *__restrict__ x,
-               const bf16 *__restrict__ gamma, const float4 *__restrict__ rowp, int64_t M,
-               int Kout, int Nred) {
+               const bf16 *__restrict__ x, const bf16 *__restrict__ gamma,
+               const float4 *__restrict__ rowp, int64_t M, int Kout, int Nred) {
 #if LNL_SM90A
     extern __shared__ unsigned char smem_raw[];
     unsigned char *smem = (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
@@ -93,14 +228,7 @@ dx_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant_
     const int64_t tiles_m = M / BM, tiles_n = Kout / BN, tiles = tiles_m * tiles_n;
     const int KT = Nred / BK;
     const int wg = threadIdx.x / 128;
-    if (threadIdx.x == 0) {
-        for (int i = 0; i < S; i++) {
-            mbar_init(&full[i], 1);
-            mbar_init(&empty[i], 8);
-        }
-        mbar_init_fence();
-    }
-    __syncthreads();
+    init_ring(full, empty, S, 8, [] {});
     if (wg == 0) { /* producer */
         regs_dealloc<40>();
         if (threadIdx.x == 0) {
@@ -112,7 +240,7 @@ dx_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant_
                 int64_t m0;
                 int n0;
                 tile_at(tile, tiles_m, tiles_n, &m0, &n0);
-                if (V == 2) /* the tile's x into L2 (256 columns x 128 rows), for the epilogue */
+                if (V == 2)
                     asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(
                                      (uint64_t)&map_xp),
                                  "r"(n0), "r"((int32_t)m0)
@@ -132,9 +260,7 @@ dx_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant_
     const int cw = __shfl_sync(0xffffffffu, wg - 1, 0);
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     const int g = lane >> 2, q = lane & 3;
-    unsigned char *stage_out = sOut + (cw * 4 + warp) * 2 * 2048;
-    const int mi = lane >> 3, mr = lane & 7;
-    const uint32_t row_addr = smem_addr(stage_out) + (mr + 8 * (mi & 1)) * 128;
+    const staging st(sOut, cw * 4 + warp, lane);
     float acc[BN / 2];
     uint32_t it0 = 0;
     for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, it0 += KT) {
@@ -142,81 +268,20 @@ dx_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant_
         int n0;
         tile_at(tile, tiles_m, tiles_n, &m0, &n0);
         const int64_t wrow = m0 + cw * 64 + warp * 16;
-        const bf16 *xr0 = x + (wrow + g) * Kout + n0 + 2 * q, *xr1 = xr0 + 8 * (int64_t)Kout;
-        /* V0: x of the tile's first two quarters (columns 8j + 2q, + 1, j < 16), in flight
-         * during the main loop; the last two quarters' loaded while the first two are stored.
-         * V1, V2: all four quarters' before the main loop (64 registers). */
+        const bf16 *x0 = x + (wrow + g) * Kout + n0 + 2 * q, *x1 = x0 + 8 * (int64_t)Kout;
         constexpr int XJ = V == 0 ? 16 : 32;
         uint32_t xw[2][XJ];
-#pragma unroll
-        for (int j = 0; j < XJ; j++) {
-            xw[0][j] = ldg_u32(xr0 + 8 * j);
-            xw[1][j] = ldg_u32(xr1 + 8 * j);
-        }
+        load_x<XJ>(xw, x0, x1);
         const float4 p0 = __ldg(rowp + wrow + g), p1 = __ldg(rowp + wrow + g + 8);
-        uint32_t gw[2][8]; /* gamma pairs of the current and next quarter */
+        const bf16 *gamma_q = gamma + n0 + 2 * q;
+        uint32_t gw[2][8];
 #pragma unroll
-        for (int jj = 0; jj < 8; jj++) gw[0][jj] = ldg_u32(gamma + n0 + 8 * jj + 2 * q);
-        for (int kt = 0; kt < KT; kt++) {
-            const int s = (it0 + kt) % S;
-            mbar_wait(&full[s], ((it0 + kt) / S) & 1);
-            const uint64_t adesc = desc_kmajor_sw128(sA + s * A_BYTES + cw * 64 * 128);
-            const uint64_t bdesc = desc_kmajor_sw128(sB + s * B_BYTES);
-            wgmma_fence();
-#pragma unroll
-            for (int st = 0; st < 4; st++)
-                wgmma_ss<bf16, BN>(acc, adesc + 2 * st, bdesc + 2 * st, kt > 0 || st > 0);
-            wgmma_commit();
-            wgmma_wait<1>();
-            if (kt > 0 && lane == 0) mbar_arrive(&empty[(it0 + kt - 1) % S]);
-        }
-        wgmma_wait<0>();
-#pragma unroll
-        for (int i = 0; i < BN / 2; i++) fence_regs(acc[i]);
+        for (int jj = 0; jj < 8; jj++) gw[0][jj] = ldg_u32(gamma_q + 8 * jj);
+        tile_mainloop<S>(acc, full, empty, sA, A_BYTES, cw * 64 * 128, sB, false, it0, KT, lane);
+        finish_groups(acc);
         if (lane == 0) mbar_arrive(&empty[(it0 + KT - 1) % S]);
-#pragma unroll
-        for (int qt = 0; qt < 4; qt++) {
-            if (qt < 3) {
-#pragma unroll
-                for (int jj = 0; jj < 8; jj++)
-                    gw[(qt + 1) & 1][jj] = ldg_u32(gamma + n0 + 64 * (qt + 1) + 8 * jj + 2 * q);
-            }
-            if (lane == 0) bulk_wait_read<1>();
-            __syncwarp();
-            const uint32_t buf = row_addr + (qt & 1) * 2048;
-            uint32_t pk[8][2];
-#pragma unroll
-            for (int jj = 0; jj < 8; jj++) {
-                const int j = qt * 8 + jj;
-                const float2 gm = unpack_bf16(gw[qt & 1][jj]);
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const float4 p = h ? p1 : p0;
-                    const float2 xv = unpack_bf16(xw[h][j % XJ]);
-                    const float v0 = fmaf(p.x * gm.x, acc[4 * j + 2 * h], fmaf(p.y, xv.x, p.z));
-                    const float v1 = fmaf(p.x * gm.y, acc[4 * j + 2 * h + 1], fmaf(p.y, xv.y, p.z));
-                    pk[jj][h] = pack_bf16(v0, v1);
-                }
-            }
-            if (V == 0 && qt < 2) { /* the slots just used take the last two quarters' x */
-#pragma unroll
-                for (int jj = 0; jj < 8; jj++) {
-                    const int j = (qt + 2) * 8 + jj;
-                    xw[0][j % XJ] = ldg_u32(xr0 + 8 * j);
-                    xw[1][j % XJ] = ldg_u32(xr1 + 8 * j);
-                }
-            }
-#pragma unroll
-            for (int jp = 0; jp < 4; jp++)
-                stmatrix_x4(buf + (((2 * jp + (mi >> 1)) ^ mr) << 4), pk[2 * jp][0], pk[2 * jp][1],
-                            pk[2 * jp + 1][0], pk[2 * jp + 1][1]);
-            fence_proxy_async();
-            __syncwarp();
-            if (lane == 0) {
-                tma_store_2d(&map_o, stage_out + (qt & 1) * 2048, n0 + qt * 64, (int32_t)wrow);
-                bulk_commit();
-            }
-        }
+        epilogue_global_x<XJ>(acc, xw, x0, x1, gamma_q, gw, p0, p1, st.row_addr, st.out, &map_o,
+                              n0, wrow, lane);
     }
     if (lane == 0) bulk_wait_all();
 #endif
@@ -246,16 +311,10 @@ dx_gemm_smem_kernel(const __grid_constant__ CUtensorMap map_a,
     const int64_t tiles_m = M / BM, tiles_n = Kout / BN, tiles = tiles_m * tiles_n;
     const int KT = Nred / BK;
     const int wg = threadIdx.x / 128;
-    if (threadIdx.x == 0) {
-        for (int i = 0; i < S3; i++) {
-            mbar_init(&full[i], 1);
-            mbar_init(&empty[i], 8);
-        }
+    init_ring(full, empty, S3, 8, [&] {
         mbar_init(x_full, 1);
         mbar_init(x_empty, 8);
-        mbar_init_fence();
-    }
-    __syncthreads();
+    });
     if (wg == 0) { /* producer: thread 0 the ring, thread 32 the x tiles */
         regs_dealloc<40>();
         if (threadIdx.x == 0) {
@@ -307,25 +366,12 @@ dx_gemm_smem_kernel(const __grid_constant__ CUtensorMap map_a,
         tile_at(tile, tiles_m, tiles_n, &m0, &n0);
         const int64_t wrow = m0 + wr;
         const float4 p0 = __ldg(rowp + wrow + g), p1 = __ldg(rowp + wrow + g + 8);
+        const bf16 *gamma_q = gamma + n0 + 2 * q;
         uint32_t gw[2][8];
 #pragma unroll
-        for (int jj = 0; jj < 8; jj++) gw[0][jj] = ldg_u32(gamma + n0 + 8 * jj + 2 * q);
-        for (int kt = 0; kt < KT; kt++) {
-            const int s = (it0 + kt) % S3;
-            mbar_wait(&full[s], ((it0 + kt) / S3) & 1);
-            const uint64_t adesc = desc_kmajor_sw128(sA + s * A_BYTES + cw * 64 * 128);
-            const uint64_t bdesc = desc_kmajor_sw128(sB + s * B_BYTES);
-            wgmma_fence();
-#pragma unroll
-            for (int st = 0; st < 4; st++)
-                wgmma_ss<bf16, BN>(acc, adesc + 2 * st, bdesc + 2 * st, kt > 0 || st > 0);
-            wgmma_commit();
-            wgmma_wait<1>();
-            if (kt > 0 && lane == 0) mbar_arrive(&empty[(it0 + kt - 1) % S3]);
-        }
-        wgmma_wait<0>();
-#pragma unroll
-        for (int k = 0; k < BN / 2; k++) fence_regs(acc[k]);
+        for (int jj = 0; jj < 8; jj++) gw[0][jj] = ldg_u32(gamma_q + 8 * jj);
+        tile_mainloop<S3>(acc, full, empty, sA, A_BYTES, cw * 64 * 128, sB, false, it0, KT, lane);
+        finish_groups(acc);
         if (lane == 0) mbar_arrive(&empty[(it0 + KT - 1) % S3]);
         mbar_wait(x_full, i & 1);
 #pragma unroll
@@ -333,7 +379,7 @@ dx_gemm_smem_kernel(const __grid_constant__ CUtensorMap map_a,
             if (qt < 3) {
 #pragma unroll
                 for (int jj = 0; jj < 8; jj++)
-                    gw[(qt + 1) & 1][jj] = ldg_u32(gamma + n0 + 64 * (qt + 1) + 8 * jj + 2 * q);
+                    gw[(qt + 1) & 1][jj] = ldg_u32(gamma_q + 64 * (qt + 1) + 8 * jj);
             }
             /* x of rows g, g + 8, columns 8jj + 2q, + 1 of this box: chunk jj of row r sits
              * at chunk jj ^ (r % 8) */
@@ -348,11 +394,8 @@ dx_gemm_smem_kernel(const __grid_constant__ CUtensorMap map_a,
                     const int r = wr + g + 8 * h;
                     const uint32_t xwv =
                         *(const uint32_t *)(box + r * 128 + ((jj ^ (r & 7)) << 4) + 4 * q);
-                    const float4 p = h ? p1 : p0;
-                    const float2 xv = unpack_bf16(xwv);
-                    const float v0 = fmaf(p.x * gm.x, acc[4 * j + 2 * h], fmaf(p.y, xv.x, p.z));
-                    const float v1 = fmaf(p.x * gm.y, acc[4 * j + 2 * h + 1], fmaf(p.y, xv.y, p.z));
-                    pk[jj][h] = pack_bf16(v0, v1);
+                    pk[jj][h] = dx_pair(h ? p1 : p0, gm, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1],
+                                        xwv);
                 }
             }
             __syncwarp(); /* every lane's x read before any dx overwrites it */
@@ -405,16 +448,10 @@ dx_gemm_bres_kernel(const __grid_constant__ CUtensorMap map_a,
     /* this CTA's tiles: [t0, t1) in column order (tile b: column b / tiles_m, row b % tiles_m) */
     const int64_t t0 = tiles * blockIdx.x / gridDim.x, t1 = tiles * (blockIdx.x + 1) / gridDim.x;
     const int wg = threadIdx.x / 128;
-    if (threadIdx.x == 0) {
-        for (int i = 0; i < S4; i++) {
-            mbar_init(&full[i], 1);
-            mbar_init(&empty[i], 8);
-        }
+    init_ring(full, empty, S4, 8, [&] {
         mbar_init(b_full, 1);
         mbar_init(b_empty, 8);
-        mbar_init_fence();
-    }
-    __syncthreads();
+    });
     if (wg == 0) {
         regs_dealloc<40>();
         if (threadIdx.x == 0) {
@@ -449,9 +486,7 @@ dx_gemm_bres_kernel(const __grid_constant__ CUtensorMap map_a,
     const int cw = __shfl_sync(0xffffffffu, wg - 1, 0);
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     const int g = lane >> 2, q = lane & 3;
-    unsigned char *stage_out = sOut + (cw * 4 + warp) * 2 * 2048;
-    const int mi = lane >> 3, mr = lane & 7;
-    const uint32_t row_addr = smem_addr(stage_out) + (mr + 8 * (mi & 1)) * 128;
+    const staging st(sOut, cw * 4 + warp, lane);
     float acc[BN / 2];
     uint32_t it0 = 0, grp = 0;
     int64_t col = -1;
@@ -466,80 +501,22 @@ dx_gemm_bres_kernel(const __grid_constant__ CUtensorMap map_a,
         /* the last tile of its column here: W^T's buffer is free after its main loop */
         const bool last_of_col = b + 1 == t1 || (b + 1) / tiles_m != col;
         const int64_t wrow = m0 + cw * 64 + warp * 16;
-        const bf16 *xr0 = x + (wrow + g) * Kout + n0 + 2 * q, *xr1 = xr0 + 8 * (int64_t)Kout;
+        const bf16 *x0 = x + (wrow + g) * Kout + n0 + 2 * q, *x1 = x0 + 8 * (int64_t)Kout;
         uint32_t xw[2][16];
-#pragma unroll
-        for (int j = 0; j < 16; j++) {
-            xw[0][j] = ldg_u32(xr0 + 8 * j);
-            xw[1][j] = ldg_u32(xr1 + 8 * j);
-        }
+        load_x<16>(xw, x0, x1);
         const float4 p0 = __ldg(rowp + wrow + g), p1 = __ldg(rowp + wrow + g + 8);
+        const bf16 *gamma_q = gamma + n0 + 2 * q;
         uint32_t gw[2][8];
 #pragma unroll
-        for (int jj = 0; jj < 8; jj++) gw[0][jj] = ldg_u32(gamma + n0 + 8 * jj + 2 * q);
-        for (int kt = 0; kt < KT; kt++) {
-            const int s = (it0 + kt) % S4;
-            mbar_wait(&full[s], ((it0 + kt) / S4) & 1);
-            const uint64_t adesc = desc_kmajor_sw128(sA + s * A_BYTES + cw * 64 * 128);
-            const uint64_t bdesc = desc_kmajor_sw128(sB + kt * B_BYTES);
-            wgmma_fence();
-#pragma unroll
-            for (int st = 0; st < 4; st++)
-                wgmma_ss<bf16, BN>(acc, adesc + 2 * st, bdesc + 2 * st, kt > 0 || st > 0);
-            wgmma_commit();
-            wgmma_wait<1>();
-            if (kt > 0 && lane == 0) mbar_arrive(&empty[(it0 + kt - 1) % S4]);
-        }
-        wgmma_wait<0>();
-#pragma unroll
-        for (int k = 0; k < BN / 2; k++) fence_regs(acc[k]);
+        for (int jj = 0; jj < 8; jj++) gw[0][jj] = ldg_u32(gamma_q + 8 * jj);
+        tile_mainloop<S4>(acc, full, empty, sA, A_BYTES, cw * 64 * 128, sB, true, it0, KT, lane);
+        finish_groups(acc);
         if (lane == 0) {
             mbar_arrive(&empty[(it0 + KT - 1) % S4]);
             if (last_of_col) mbar_arrive(b_empty);
         }
-#pragma unroll
-        for (int qt = 0; qt < 4; qt++) {
-            if (qt < 3) {
-#pragma unroll
-                for (int jj = 0; jj < 8; jj++)
-                    gw[(qt + 1) & 1][jj] = ldg_u32(gamma + n0 + 64 * (qt + 1) + 8 * jj + 2 * q);
-            }
-            if (lane == 0) bulk_wait_read<1>();
-            __syncwarp();
-            const uint32_t buf = row_addr + (qt & 1) * 2048;
-            uint32_t pk[8][2];
-#pragma unroll
-            for (int jj = 0; jj < 8; jj++) {
-                const int j = qt * 8 + jj;
-                const float2 gm = unpack_bf16(gw[qt & 1][jj]);
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const float4 p = h ? p1 : p0;
-                    const float2 xv = unpack_bf16(xw[h][j % 16]);
-                    const float v0 = fmaf(p.x * gm.x, acc[4 * j + 2 * h], fmaf(p.y, xv.x, p.z));
-                    const float v1 = fmaf(p.x * gm.y, acc[4 * j + 2 * h + 1], fmaf(p.y, xv.y, p.z));
-                    pk[jj][h] = pack_bf16(v0, v1);
-                }
-            }
-            if (qt < 2) {
-#pragma unroll
-                for (int jj = 0; jj < 8; jj++) {
-                    const int j = (qt + 2) * 8 + jj;
-                    xw[0][j % 16] = ldg_u32(xr0 + 8 * j);
-                    xw[1][j % 16] = ldg_u32(xr1 + 8 * j);
-                }
-            }
-#pragma unroll
-            for (int jp = 0; jp < 4; jp++)
-                stmatrix_x4(buf + (((2 * jp + (mi >> 1)) ^ mr) << 4), pk[2 * jp][0], pk[2 * jp][1],
-                            pk[2 * jp + 1][0], pk[2 * jp + 1][1]);
-            fence_proxy_async();
-            __syncwarp();
-            if (lane == 0) {
-                tma_store_2d(&map_o, stage_out + (qt & 1) * 2048, n0 + qt * 64, (int32_t)wrow);
-                bulk_commit();
-            }
-        }
+        epilogue_global_x<16>(acc, xw, x0, x1, gamma_q, gw, p0, p1, st.row_addr, st.out, &map_o,
+                              n0, wrow, lane);
     }
     if (lane == 0) bulk_wait_all();
 #endif
@@ -567,22 +544,7 @@ dx_gemm_pp_kernel(const __grid_constant__ CUtensorMap map_a64,
     const int64_t tiles_m = M / BM5, tiles_n = Kout / BN, tiles = tiles_m * tiles_n;
     const int KT = Nred / BK;
     const int wg = threadIdx.x / 128;
-    auto tile_xy = [&](int64_t b, int64_t *m0, int *n0) { /* groups of 16 row tiles */
-        constexpr int group_m = 16;
-        const int64_t per_group = (int64_t)group_m * tiles_n;
-        const int64_t first_m = b / per_group * group_m;
-        const int64_t rows = tiles_m - first_m < group_m ? tiles_m - first_m : group_m;
-        *m0 = (first_m + (b % per_group) % rows) * BM5;
-        *n0 = (int)((b % per_group) / rows * BN);
-    };
-    if (threadIdx.x == 0) {
-        for (int i = 0; i < S5; i++) {
-            mbar_init(&full[i], 1);
-            mbar_init(&empty[i], 4); /* the four warps of the warpgroup on that tile */
-        }
-        mbar_init_fence();
-    }
-    __syncthreads();
+    init_ring(full, empty, S5, 4, [] {}); /* a stage is one warpgroup's: its four warps release it */
     if (wg == 0) {
         regs_dealloc<40>();
         if (threadIdx.x == 0) {
@@ -593,7 +555,7 @@ dx_gemm_pp_kernel(const __grid_constant__ CUtensorMap map_a64,
             for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
                 int64_t m0;
                 int n0;
-                tile_xy(tile, &m0, &n0);
+                tile_at(tile, tiles_m, tiles_n, &m0, &n0, BM5);
                 for (int kt = 0; kt < KT; kt++, it++) {
                     const int s = it % S5;
                     mbar_wait(&empty[s], ((it / S5) & 1) ^ 1);
@@ -609,9 +571,7 @@ dx_gemm_pp_kernel(const __grid_constant__ CUtensorMap map_a64,
     const int cw = __shfl_sync(0xffffffffu, wg - 1, 0);
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
     const int g = lane >> 2, q = lane & 3;
-    unsigned char *stage_out = sOut + (cw * 4 + warp) * 2 * 2048;
-    const int mi = lane >> 3, mr = lane & 7;
-    const uint32_t row_addr = smem_addr(stage_out) + (mr + 8 * (mi & 1)) * 128;
+    const staging st(sOut, cw * 4 + warp, lane);
     float acc[BN / 2];
     /* local tile i (the CTA's i-th) is warpgroup i % 2's; its ring uses start at i * KT */
     int64_t i = cw;
@@ -619,83 +579,25 @@ dx_gemm_pp_kernel(const __grid_constant__ CUtensorMap map_a64,
          tile += 2 * (int64_t)gridDim.x, i += 2) {
         int64_t m0;
         int n0;
-        tile_xy(tile, &m0, &n0);
+        tile_at(tile, tiles_m, tiles_n, &m0, &n0, BM5);
         const uint32_t it0 = (uint32_t)(i * KT);
         const int64_t wrow = m0 + warp * 16;
-        const bf16 *xr0 = x + (wrow + g) * Kout + n0 + 2 * q, *xr1 = xr0 + 8 * (int64_t)Kout;
+        const bf16 *x0 = x + (wrow + g) * Kout + n0 + 2 * q, *x1 = x0 + 8 * (int64_t)Kout;
         uint32_t xw[2][16];
-#pragma unroll
-        for (int j = 0; j < 16; j++) {
-            xw[0][j] = ldg_u32(xr0 + 8 * j);
-            xw[1][j] = ldg_u32(xr1 + 8 * j);
-        }
+        load_x<16>(xw, x0, x1);
         const float4 p0 = __ldg(rowp + wrow + g), p1 = __ldg(rowp + wrow + g + 8);
+        const bf16 *gamma_q = gamma + n0 + 2 * q;
         uint32_t gw[2][8];
 #pragma unroll
-        for (int jj = 0; jj < 8; jj++) gw[0][jj] = ldg_u32(gamma + n0 + 8 * jj + 2 * q);
+        for (int jj = 0; jj < 8; jj++) gw[0][jj] = ldg_u32(gamma_q + 8 * jj);
         if (i > 0) named_bar_sync(4 + cw, 256); /* the other's main loop of tile i - 1 is past its waits */
-        for (int kt = 0; kt < KT; kt++) {
-            const int s = (it0 + kt) % S5;
-            mbar_wait(&full[s], ((it0 + kt) / S5) & 1);
-            const uint64_t adesc = desc_kmajor_sw128(sA + s * A5_BYTES);
-            const uint64_t bdesc = desc_kmajor_sw128(sB + s * B_BYTES);
-            wgmma_fence();
-#pragma unroll
-            for (int st = 0; st < 4; st++)
-                wgmma_ss<bf16, BN>(acc, adesc + 2 * st, bdesc + 2 * st, kt > 0 || st > 0);
-            wgmma_commit();
-            wgmma_wait<1>();
-            if (kt > 0 && lane == 0) mbar_arrive(&empty[(it0 + kt - 1) % S5]);
-        }
+        tile_mainloop<S5>(acc, full, empty, sA, A5_BYTES, 0, sB, false, it0, KT, lane);
         /* the other warpgroup's turn, if the CTA has a tile i + 1 */
         if (tile + gridDim.x < tiles) named_bar_arrive(5 - cw, 256);
-        wgmma_wait<0>();
-#pragma unroll
-        for (int k = 0; k < BN / 2; k++) fence_regs(acc[k]);
+        finish_groups(acc);
         if (lane == 0) mbar_arrive(&empty[(it0 + KT - 1) % S5]);
-#pragma unroll
-        for (int qt = 0; qt < 4; qt++) {
-            if (qt < 3) {
-#pragma unroll
-                for (int jj = 0; jj < 8; jj++)
-                    gw[(qt + 1) & 1][jj] = ldg_u32(gamma + n0 + 64 * (qt + 1) + 8 * jj + 2 * q);
-            }
-            if (lane == 0) bulk_wait_read<1>();
-            __syncwarp();
-            const uint32_t buf = row_addr + (qt & 1) * 2048;
-            uint32_t pk[8][2];
-#pragma unroll
-            for (int jj = 0; jj < 8; jj++) {
-                const int j = qt * 8 + jj;
-                const float2 gm = unpack_bf16(gw[qt & 1][jj]);
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const float4 p = h ? p1 : p0;
-                    const float2 xv = unpack_bf16(xw[h][j % 16]);
-                    const float v0 = fmaf(p.x * gm.x, acc[4 * j + 2 * h], fmaf(p.y, xv.x, p.z));
-                    const float v1 = fmaf(p.x * gm.y, acc[4 * j + 2 * h + 1], fmaf(p.y, xv.y, p.z));
-                    pk[jj][h] = pack_bf16(v0, v1);
-                }
-            }
-            if (qt < 2) {
-#pragma unroll
-                for (int jj = 0; jj < 8; jj++) {
-                    const int j = (qt + 2) * 8 + jj;
-                    xw[0][j % 16] = ldg_u32(xr0 + 8 * j);
-                    xw[1][j % 16] = ldg_u32(xr1 + 8 * j);
-                }
-            }
-#pragma unroll
-            for (int jp = 0; jp < 4; jp++)
-                stmatrix_x4(buf + (((2 * jp + (mi >> 1)) ^ mr) << 4), pk[2 * jp][0], pk[2 * jp][1],
-                            pk[2 * jp + 1][0], pk[2 * jp + 1][1]);
-            fence_proxy_async();
-            __syncwarp();
-            if (lane == 0) {
-                tma_store_2d(&map_o, stage_out + (qt & 1) * 2048, n0 + qt * 64, (int32_t)wrow);
-                bulk_commit();
-            }
-        }
+        epilogue_global_x<16>(acc, xw, x0, x1, gamma_q, gw, p0, p1, st.row_addr, st.out, &map_o,
+                              n0, wrow, lane);
     }
     if (lane == 0) bulk_wait_all();
 #endif
