@@ -210,6 +210,44 @@ __device__ __forceinline__ void init_ring(uint64_t *full, uint64_t *empty, int N
     __syncthreads();
 }
 
+/* The producer's loads of one tile: KT slices of A (a_bytes, rows from m0) and, unless
+ * map_b is null (V4: B resident), of B (columns from n0) into ring stage it % NS, each once
+ * the consumers have released it. */
+template <int NS>
+__device__ __forceinline__ void produce_tile(uint64_t *full, uint64_t *empty, unsigned char *sA,
+                                             int a_bytes, const CUtensorMap *map_a,
+                                             unsigned char *sB, const CUtensorMap *map_b,
+                                             int64_t m0, int n0, int KT, uint32_t &it) {
+    for (int kt = 0; kt < KT; kt++, it++) {
+        const int s = it % NS;
+        mbar_wait(&empty[s], ((it / NS) & 1) ^ 1);
+        mbar_arrive_expect_tx(&full[s], a_bytes + (map_b ? B_BYTES : 0));
+        tma_load_2d(sA + s * a_bytes, map_a, kt * BK, (int32_t)m0, &full[s]);
+        if (map_b) tma_load_2d(sB + s * B_BYTES, map_b, kt * BK, n0, &full[s]);
+    }
+}
+
+/* A consumer thread's per-tile inputs of the global-x epilogue: its x pointers (rows g and
+ * g + 8 of its warp's 16, column n0 + 2q) and the first XJ pairs of each, its rows' values
+ * and the first quarter's gamma pairs. */
+template <int XJ> struct tile_inputs {
+    const bf16 *x0, *x1, *gamma_q;
+    uint32_t xw[2][XJ], gw[2][8];
+    float4 p0, p1;
+    __device__ __forceinline__ tile_inputs(const bf16 *x, const bf16 *gamma,
+                                           const float4 *rowp, int64_t wrow, int n0, int Kout,
+                                           int g, int q) {
+        x0 = x + (wrow + g) * Kout + n0 + 2 * q;
+        x1 = x0 + 8 * (int64_t)Kout;
+        load_x<XJ>(xw, x0, x1);
+        p0 = __ldg(rowp + wrow + g);
+        p1 = __ldg(rowp + wrow + g + 8);
+        gamma_q = gamma + n0 + 2 * q;
+#pragma unroll
+        for (int jj = 0; jj < 8; jj++) gw[0][jj] = ldg_u32(gamma_q + 8 * jj);
+    }
+};
+
 /* V0-V2: the tile's x from global memory. V0 loads half the tile's pairs before the main
  * loop and the other half while the first two quarters are stored; V1 and V2 load all of
  * them before the main loop (64 registers), V2 also has the producer prefetch the tile's x
@@ -245,13 +283,7 @@ dx_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant_
                                      (uint64_t)&map_xp),
                                  "r"(n0), "r"((int32_t)m0)
                                  : "memory");
-                for (int kt = 0; kt < KT; kt++, it++) {
-                    const int s = it % S;
-                    mbar_wait(&empty[s], ((it / S) & 1) ^ 1);
-                    mbar_arrive_expect_tx(&full[s], STAGE_BYTES);
-                    tma_load_2d(sA + s * A_BYTES, &map_a, kt * BK, (int32_t)m0, &full[s]);
-                    tma_load_2d(sB + s * B_BYTES, &map_b, kt * BK, n0, &full[s]);
-                }
+                produce_tile<S>(full, empty, sA, A_BYTES, &map_a, sB, &map_b, m0, n0, KT, it);
             }
         }
         return;
@@ -268,20 +300,13 @@ dx_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant_
         int n0;
         tile_at(tile, tiles_m, tiles_n, &m0, &n0);
         const int64_t wrow = m0 + cw * 64 + warp * 16;
-        const bf16 *x0 = x + (wrow + g) * Kout + n0 + 2 * q, *x1 = x0 + 8 * (int64_t)Kout;
         constexpr int XJ = V == 0 ? 16 : 32;
-        uint32_t xw[2][XJ];
-        load_x<XJ>(xw, x0, x1);
-        const float4 p0 = __ldg(rowp + wrow + g), p1 = __ldg(rowp + wrow + g + 8);
-        const bf16 *gamma_q = gamma + n0 + 2 * q;
-        uint32_t gw[2][8];
-#pragma unroll
-        for (int jj = 0; jj < 8; jj++) gw[0][jj] = ldg_u32(gamma_q + 8 * jj);
+        tile_inputs<XJ> in(x, gamma, rowp, wrow, n0, Kout, g, q);
         tile_mainloop<S>(acc, full, empty, sA, A_BYTES, cw * 64 * 128, sB, false, it0, KT, lane);
         finish_groups(acc);
         if (lane == 0) mbar_arrive(&empty[(it0 + KT - 1) % S]);
-        epilogue_global_x<XJ>(acc, xw, x0, x1, gamma_q, gw, p0, p1, st.row_addr, st.out, &map_o,
-                              n0, wrow, lane);
+        epilogue_global_x<XJ>(acc, in.xw, in.x0, in.x1, in.gamma_q, in.gw, in.p0, in.p1,
+                              st.row_addr, st.out, &map_o, n0, wrow, lane);
     }
     if (lane == 0) bulk_wait_all();
 #endif
@@ -325,13 +350,7 @@ dx_gemm_smem_kernel(const __grid_constant__ CUtensorMap map_a,
                 int64_t m0;
                 int n0;
                 tile_at(tile, tiles_m, tiles_n, &m0, &n0);
-                for (int kt = 0; kt < KT; kt++, it++) {
-                    const int s = it % S3;
-                    mbar_wait(&empty[s], ((it / S3) & 1) ^ 1);
-                    mbar_arrive_expect_tx(&full[s], STAGE_BYTES);
-                    tma_load_2d(sA + s * A_BYTES, &map_a, kt * BK, (int32_t)m0, &full[s]);
-                    tma_load_2d(sB + s * B_BYTES, &map_b, kt * BK, n0, &full[s]);
-                }
+                produce_tile<S3>(full, empty, sA, A_BYTES, &map_a, sB, &map_b, m0, n0, KT, it);
             }
         } else if (threadIdx.x == 32) {
             tma_prefetch_map(&map_xs);
@@ -472,12 +491,7 @@ dx_gemm_bres_kernel(const __grid_constant__ CUtensorMap map_a,
                         tma_load_2d(sB + kt * B_BYTES, &map_b, kt * BK, n0, b_full);
                     grp++;
                 }
-                for (int kt = 0; kt < KT; kt++, it++) {
-                    const int s = it % S4;
-                    mbar_wait(&empty[s], ((it / S4) & 1) ^ 1);
-                    mbar_arrive_expect_tx(&full[s], A_BYTES);
-                    tma_load_2d(sA + s * A_BYTES, &map_a, kt * BK, (int32_t)m0, &full[s]);
-                }
+                produce_tile<S4>(full, empty, sA, A_BYTES, &map_a, sB, nullptr, m0, n0, KT, it);
             }
         }
         return;
@@ -501,22 +515,15 @@ dx_gemm_bres_kernel(const __grid_constant__ CUtensorMap map_a,
         /* the last tile of its column here: W^T's buffer is free after its main loop */
         const bool last_of_col = b + 1 == t1 || (b + 1) / tiles_m != col;
         const int64_t wrow = m0 + cw * 64 + warp * 16;
-        const bf16 *x0 = x + (wrow + g) * Kout + n0 + 2 * q, *x1 = x0 + 8 * (int64_t)Kout;
-        uint32_t xw[2][16];
-        load_x<16>(xw, x0, x1);
-        const float4 p0 = __ldg(rowp + wrow + g), p1 = __ldg(rowp + wrow + g + 8);
-        const bf16 *gamma_q = gamma + n0 + 2 * q;
-        uint32_t gw[2][8];
-#pragma unroll
-        for (int jj = 0; jj < 8; jj++) gw[0][jj] = ldg_u32(gamma_q + 8 * jj);
+        tile_inputs<16> in(x, gamma, rowp, wrow, n0, Kout, g, q);
         tile_mainloop<S4>(acc, full, empty, sA, A_BYTES, cw * 64 * 128, sB, true, it0, KT, lane);
         finish_groups(acc);
         if (lane == 0) {
             mbar_arrive(&empty[(it0 + KT - 1) % S4]);
             if (last_of_col) mbar_arrive(b_empty);
         }
-        epilogue_global_x<16>(acc, xw, x0, x1, gamma_q, gw, p0, p1, st.row_addr, st.out, &map_o,
-                              n0, wrow, lane);
+        epilogue_global_x<16>(acc, in.xw, in.x0, in.x1, in.gamma_q, in.gw, in.p0, in.p1,
+                              st.row_addr, st.out, &map_o, n0, wrow, lane);
     }
     if (lane == 0) bulk_wait_all();
 #endif
@@ -556,13 +563,7 @@ dx_gemm_pp_kernel(const __grid_constant__ CUtensorMap map_a64,
                 int64_t m0;
                 int n0;
                 tile_at(tile, tiles_m, tiles_n, &m0, &n0, BM5);
-                for (int kt = 0; kt < KT; kt++, it++) {
-                    const int s = it % S5;
-                    mbar_wait(&empty[s], ((it / S5) & 1) ^ 1);
-                    mbar_arrive_expect_tx(&full[s], STAGE5_BYTES);
-                    tma_load_2d(sA + s * A5_BYTES, &map_a64, kt * BK, (int32_t)m0, &full[s]);
-                    tma_load_2d(sB + s * B_BYTES, &map_b, kt * BK, n0, &full[s]);
-                }
+                produce_tile<S5>(full, empty, sA, A5_BYTES, &map_a64, sB, &map_b, m0, n0, KT, it);
             }
         }
         return;
@@ -582,22 +583,15 @@ dx_gemm_pp_kernel(const __grid_constant__ CUtensorMap map_a64,
         tile_at(tile, tiles_m, tiles_n, &m0, &n0, BM5);
         const uint32_t it0 = (uint32_t)(i * KT);
         const int64_t wrow = m0 + warp * 16;
-        const bf16 *x0 = x + (wrow + g) * Kout + n0 + 2 * q, *x1 = x0 + 8 * (int64_t)Kout;
-        uint32_t xw[2][16];
-        load_x<16>(xw, x0, x1);
-        const float4 p0 = __ldg(rowp + wrow + g), p1 = __ldg(rowp + wrow + g + 8);
-        const bf16 *gamma_q = gamma + n0 + 2 * q;
-        uint32_t gw[2][8];
-#pragma unroll
-        for (int jj = 0; jj < 8; jj++) gw[0][jj] = ldg_u32(gamma_q + 8 * jj);
+        tile_inputs<16> in(x, gamma, rowp, wrow, n0, Kout, g, q);
         if (i > 0) named_bar_sync(4 + cw, 256); /* the other's main loop of tile i - 1 is past its waits */
         tile_mainloop<S5>(acc, full, empty, sA, A5_BYTES, 0, sB, false, it0, KT, lane);
         /* the other warpgroup's turn, if the CTA has a tile i + 1 */
         if (tile + gridDim.x < tiles) named_bar_arrive(5 - cw, 256);
         finish_groups(acc);
         if (lane == 0) mbar_arrive(&empty[(it0 + KT - 1) % S5]);
-        epilogue_global_x<16>(acc, xw, x0, x1, gamma_q, gw, p0, p1, st.row_addr, st.out, &map_o,
-                              n0, wrow, lane);
+        epilogue_global_x<16>(acc, in.xw, in.x0, in.x1, in.gamma_q, in.gw, in.p0, in.p1,
+                              st.row_addr, st.out, &map_o, n0, wrow, lane);
     }
     if (lane == 0) bulk_wait_all();
 #endif
