@@ -27,6 +27,9 @@
  * against 0.332 for cuBLAS's dy . W plus the library's LayerNorm backward; the variants
  * differ by a few percent, and none reaches a copy of x's size (0.133 ms).
  *
+ * It also checks and times the path's other pieces at the shape (row_terms_kernel,
+ * col_terms_kernel, and z's store as a memset): at 32768,4096,256 0.039 ms together.
+ *
  * Build: nvcc -gencode=arch=compute_90a,code=sm_90a -std=c++17 -O3 -Isrc/cuda -Iinclude
  *        bench/cuda/dx_epilogue_proto.cu -lcublas -o dx_proto
  * Run:   ./dx_proto M K N   (the layer's shape: x is M x K, W is N x K); with
