@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "sm90_primitives.cuh"
+#include "sm90_tiles.cuh"
 #include "wgmma_ops.cuh"
 
 using namespace lnl;
@@ -56,24 +57,6 @@ constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTE
 constexpr int OUT_BYTES = 8 * 2 * 2048; /* per consumer warp two 16 x 64 staging boxes */
 constexpr size_t SMEM = (size_t)S * STAGE_BYTES + OUT_BYTES + 2 * S * 8 + 1024;
 
-/* Tiles in groups of 16 row tiles, column by column (the forward's order); bm rows a tile. */
-__device__ __forceinline__ void tile_at(int64_t b, int64_t tiles_m, int64_t tiles_n, int64_t *m0,
-                                        int *n0, int bm = BM) {
-    constexpr int group_m = 16;
-    const int64_t per_group = (int64_t)group_m * tiles_n;
-    const int64_t first_m = b / per_group * group_m;
-    const int64_t rows = tiles_m - first_m < group_m ? tiles_m - first_m : group_m;
-    *m0 = (first_m + (b % per_group) % rows) * bm;
-    *n0 = (int)((b % per_group) / rows * BN);
-}
-
-__device__ __forceinline__ uint32_t pack_bf16(float a, float b) {
-    __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
-    return *(uint32_t *)&h;
-}
-__device__ __forceinline__ float2 unpack_bf16(uint32_t w) {
-    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
-}
 __device__ __forceinline__ uint32_t ldg_u32(const bf16 *p) {
     return __ldg((const unsigned int *)p);
 }
@@ -84,8 +67,8 @@ __device__ __forceinline__ uint32_t ldg_u32(const bf16 *p) {
  * acc is (dy . W)[m, k] from wgmma, A = dy (M x N) and B = W^T (K x N), both with the
  * reduction (N) contiguous. Returns the pair packed to bf16. */
 __device__ __forceinline__ uint32_t dx_pair(float4 p, float2 gm, float a0, float a1, uint32_t xw) {
-    const float2 xv = unpack_bf16(xw);
-    return pack_bf16(fmaf(p.x * gm.x, a0, fmaf(p.y, xv.x, p.z)),
+    const float2 xv = unpack2<bf16>(xw);
+    return pack2<bf16>(fmaf(p.x * gm.x, a0, fmaf(p.y, xv.x, p.z)),
                      fmaf(p.x * gm.y, a1, fmaf(p.y, xv.y, p.z)));
 }
 
@@ -161,7 +144,7 @@ __device__ __forceinline__ void epilogue_global_x(const float *acc, uint32_t (&x
 #pragma unroll
         for (int jj = 0; jj < 8; jj++) {
             const int j = qt * 8 + jj;
-            const float2 gm = unpack_bf16(gw[qt & 1][jj]);
+            const float2 gm = unpack2<bf16>(gw[qt & 1][jj]);
             pk[jj][0] = dx_pair(p0, gm, acc[4 * j], acc[4 * j + 1], xw[0][j % XJ]);
             pk[jj][1] = dx_pair(p1, gm, acc[4 * j + 2], acc[4 * j + 3], xw[1][j % XJ]);
         }
@@ -280,7 +263,7 @@ dx_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant_
             for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
                 int64_t m0;
                 int n0;
-                tile_at(tile, tiles_m, tiles_n, &m0, &n0);
+                tile_at(tile, tiles_m, tiles_n, BN, &m0, &n0);
                 if (V == 2)
                     asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(
                                      (uint64_t)&map_xp),
@@ -301,7 +284,7 @@ dx_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant_
     for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, it0 += KT) {
         int64_t m0;
         int n0;
-        tile_at(tile, tiles_m, tiles_n, &m0, &n0);
+        tile_at(tile, tiles_m, tiles_n, BN, &m0, &n0);
         const int64_t wrow = m0 + cw * 64 + warp * 16;
         constexpr int XJ = V == 0 ? 16 : 32;
         tile_inputs<XJ> in(x, gamma, rowp, wrow, n0, Kout, g, q);
@@ -352,7 +335,7 @@ dx_gemm_smem_kernel(const __grid_constant__ CUtensorMap map_a,
             for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
                 int64_t m0;
                 int n0;
-                tile_at(tile, tiles_m, tiles_n, &m0, &n0);
+                tile_at(tile, tiles_m, tiles_n, BN, &m0, &n0);
                 produce_tile<S3>(full, empty, sA, A_BYTES, &map_a, sB, &map_b, m0, n0, KT, it);
             }
         } else if (threadIdx.x == 32) {
@@ -362,7 +345,7 @@ dx_gemm_smem_kernel(const __grid_constant__ CUtensorMap map_a,
             for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, i++) {
                 int64_t m0;
                 int n0;
-                tile_at(tile, tiles_m, tiles_n, &m0, &n0);
+                tile_at(tile, tiles_m, tiles_n, BN, &m0, &n0);
                 mbar_wait(x_empty, (i & 1) ^ 1);
                 mbar_arrive_expect_tx(x_full, X_BYTES);
 #pragma unroll
@@ -385,7 +368,7 @@ dx_gemm_smem_kernel(const __grid_constant__ CUtensorMap map_a,
     for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, it0 += KT, i++) {
         int64_t m0;
         int n0;
-        tile_at(tile, tiles_m, tiles_n, &m0, &n0);
+        tile_at(tile, tiles_m, tiles_n, BN, &m0, &n0);
         const int64_t wrow = m0 + wr;
         const float4 p0 = __ldg(rowp + wrow + g), p1 = __ldg(rowp + wrow + g + 8);
         const bf16 *gamma_q = gamma + n0 + 2 * q;
@@ -409,7 +392,7 @@ dx_gemm_smem_kernel(const __grid_constant__ CUtensorMap map_a,
             uint32_t pk[8][2];
 #pragma unroll
             for (int jj = 0; jj < 8; jj++) {
-                const float2 gm = unpack_bf16(gw[qt & 1][jj]);
+                const float2 gm = unpack2<bf16>(gw[qt & 1][jj]);
                 const int j = qt * 8 + jj;
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
@@ -565,7 +548,7 @@ dx_gemm_pp_kernel(const __grid_constant__ CUtensorMap map_a64,
             for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
                 int64_t m0;
                 int n0;
-                tile_at(tile, tiles_m, tiles_n, &m0, &n0, BM5);
+                tile_at(tile, tiles_m, tiles_n, BN, &m0, &n0, BM5);
                 produce_tile<S5>(full, empty, sA, A5_BYTES, &map_a64, sB, &map_b, m0, n0, KT, it);
             }
         }
@@ -583,7 +566,7 @@ dx_gemm_pp_kernel(const __grid_constant__ CUtensorMap map_a64,
          tile += 2 * (int64_t)gridDim.x, i += 2) {
         int64_t m0;
         int n0;
-        tile_at(tile, tiles_m, tiles_n, &m0, &n0, BM5);
+        tile_at(tile, tiles_m, tiles_n, BN, &m0, &n0, BM5);
         const uint32_t it0 = (uint32_t)(i * KT);
         const int64_t wrow = m0 + warp * 16;
         tile_inputs<16> in(x, gamma, rowp, wrow, n0, Kout, g, q);
@@ -619,7 +602,7 @@ __global__ void row_terms_kernel(const bf16 *__restrict__ dy, const bf16 *__rest
         const uint32_t *dw = (const uint32_t *)&d, *zw = (const uint32_t *)&zz;
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            const float2 dv = unpack_bf16(dw[i]), zv = unpack_bf16(zw[i]);
+            const float2 dv = unpack2<bf16>(dw[i]), zv = unpack2<bf16>(zw[i]);
             sa = fmaf(dv.x, __ldg(c + n + 2 * i), fmaf(dv.y, __ldg(c + n + 2 * i + 1), sa));
             sb = fmaf(dv.x, zv.x, fmaf(dv.y, zv.y, sb));
         }

@@ -59,6 +59,7 @@
 #include "fused_sm90.cuh"
 #include "sm90_primitives.cuh"
 #include "split_stats.cuh"
+#include "sm90_tiles.cuh"
 #include "tile_width.cuh"
 #include "wgmma_ops.cuh"
 
@@ -136,28 +137,6 @@ template <int BN, bool PP = false> struct tile_cfg {
 enum form { FORM_TRANSFORM = 0, FORM_FOLD = 1, FORM_FOLD_STATS = 2 };
 
 #if LNL_SM90A /* device helpers; the other compilation passes need none of them */
-template <typename T> __device__ __forceinline__ float2 unpack2(uint32_t u);
-template <> __device__ __forceinline__ float2 unpack2<__nv_bfloat16>(uint32_t u) {
-    return make_float2(__uint_as_float(u << 16), __uint_as_float(u & 0xFFFF0000u));
-}
-template <> __device__ __forceinline__ float2 unpack2<__half>(uint32_t u) {
-    __half2 h;
-    memcpy(&h, &u, 4);
-    return __half22float2(h);
-}
-template <typename T> __device__ __forceinline__ uint32_t pack2(float lo, float hi);
-template <> __device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float lo, float hi) {
-    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    uint32_t u;
-    memcpy(&u, &h, 4);
-    return u;
-}
-template <> __device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi) {
-    __half2 h = __floats2half2_rn(lo, hi);
-    uint32_t u;
-    memcpy(&u, &h, 4);
-    return u;
-}
 
 template <typename T> __device__ __forceinline__ uint32_t one_pair();
 template <> __device__ __forceinline__ uint32_t one_pair<__nv_bfloat16>() { return 0x3F803F80u; }
@@ -228,18 +207,6 @@ __device__ __forceinline__ int ld_acquire_gpu(const int *p) {
     int v;
     asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
-}
-
-/* Tile b in grouped order: 16 m-tiles share each n-tile while both are in L2 (4, 8
- * and 32 measured the same on the H200). */
-__device__ __forceinline__ void tile_at(int64_t b, int64_t tiles_m, int64_t tiles_n, int bn,
-                                        int64_t *m0, int *n0, int bm = BM) {
-    constexpr int group_m = 16;
-    const int64_t per_group = (int64_t)group_m * tiles_n;
-    const int64_t first_m = b / per_group * group_m;
-    const int64_t rows = min64(tiles_m - first_m, (int64_t)group_m);
-    *m0 = (first_m + (b % per_group) % rows) * bm;
-    *n0 = (int)((b % per_group) / rows * bn);
 }
 
 /* The kernel's body in either form: FOLD, the epilogue form (B is the folded W', the
@@ -1093,10 +1060,10 @@ cudaError_t launch_typed(int bn, const fwd_operands &o, int64_t M, int64_t K, in
  * published early and waited for at no cost (FORM_FOLD_SPLIT, call 2; its patch is in the
  * results folder), was slower everywhere: 8192,1024,1024 0.0462 ms, and 0.5079 vs 0.4490 at
  * 16384,8192,1024, where the column tiles then read each x slice at different times and L2
- * no longer serves three of the four reads. Leads: plain sums of the 8 threads' shifted
- * sums (they share the shift) instead of the Chan merges (measured in calls 5-6: see
- * stats_finish); the column tiles as a cluster exchanging shares through distributed
- * shared memory with a cluster barrier, x multicast to them.
+ * no longer serves three of the four reads. The Chan merges of the 8 threads have since
+ * become plain sums (session 39: see stats_finish). The other lead: the column tiles as a
+ * cluster exchanging shares through distributed shared memory with a cluster barrier, x
+ * multicast to them.
  * LNL_CUDA_SPLIT_STATS_MIN_K=k (read on each call;
  * like LNL_CPU_ISA, for tests and timing) takes them from K = k instead: 0 at every K (the
  * CUDA table's split rows have K <= 1000), a huge k never. It changes the forward's
