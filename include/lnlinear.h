@@ -128,6 +128,35 @@ LNL_API lnl_status lnl_backward(const lnl_problem *p, const void *dy, const void
                                 void *dlinear_weight, void *dlinear_bias, void *workspace,
                                 size_t workspace_bytes);
 
+/* Every argument of lnl_backward, as one struct, plus the forward's output for the dx
+ * epilogue below. Zero-initialize, then fill: a NULL member means what the same NULL
+ * means to lnl_backward. */
+typedef struct lnl_backward_args {
+    const void *dy, *x, *ln_weight, *ln_bias, *linear_weight;
+    const void *mean, *rstd, *ln_out;
+    void *dx, *dln_weight, *dln_bias, *dlinear_weight, *dlinear_bias;
+    void *workspace;
+    size_t workspace_bytes;
+    /* Optional: y [M,N] as lnl_forward wrote it for these inputs, and the linear_bias it
+     * was given (NULL = zeros; ignored without y). With y, the FUSED backward of a problem
+     * for which lnl_backward_wants_y(p) is 1 forms dx in the epilogue of the dy @ W GEMM
+     * instead of writing dy @ W out and reading it back: each row's LayerNorm terms come
+     * from dy and y - linear_bias (= LN(x) @ W^T). A y that is not the forward's output for
+     * these inputs gives a wrong dx (it is not checked). Elsewhere y is ignored. */
+    const void *y, *linear_bias;
+} lnl_backward_args;
+
+/* lnl_backward with its arguments in a struct; the same rules, plus y's and linear_bias's
+ * alignment and that no output overlaps them. */
+LNL_API lnl_status lnl_backward_ex(const lnl_problem *p, const lnl_backward_args *args);
+
+/* 1 when p's backward (AUTO resolved) would use lnl_backward_args.y: a CUDA bf16 problem
+ * on Hopper whose FUSED backward takes the dx epilogue (lnl_backward_ex's comment), with
+ * dx and dlinear_weight requested and ln_out not given. 0 otherwise, and for an invalid
+ * p. Lets a caller (the PyTorch autograd function) keep y for the backward only when it
+ * will be used. */
+LNL_API int lnl_backward_wants_y(const lnl_problem *p);
+
 /* Bytes of workspace lnl_forward / lnl_backward need for p (the most any pointer
  * combination needs). 0 for an invalid problem, or when none is needed. */
 LNL_API size_t lnl_forward_workspace_size(const lnl_problem *p);

@@ -39,6 +39,15 @@ class Problem(ctypes.Structure):
                 ("threads", ctypes.c_int), ("stream", ctypes.c_void_p)]
 
 
+class BackwardArgs(ctypes.Structure):
+    """lnl_backward_args (include/lnlinear.h)."""
+    _fields_ = [(n, ctypes.c_void_p) for n in (
+        "dy", "x", "ln_weight", "ln_bias", "linear_weight", "mean", "rstd", "ln_out", "dx",
+        "dln_weight", "dln_bias", "dlinear_weight", "dlinear_bias", "workspace")] + [
+        ("workspace_bytes", ctypes.c_size_t), ("y", ctypes.c_void_p),
+        ("linear_bias", ctypes.c_void_p)]
+
+
 def load(path):
     lib = ctypes.CDLL(path)
     vp, sz = ctypes.c_void_p, ctypes.c_size_t
@@ -50,6 +59,8 @@ def load(path):
     lib.lnl_backward_workspace_size.restype = sz
     lib.lnl_resolve_strategy.argtypes = [ctypes.POINTER(Problem)]
     lib.lnl_last_error.restype = ctypes.c_char_p
+    if hasattr(lib, "lnl_backward_ex"):  # since session 40
+        lib.lnl_backward_ex.argtypes = [ctypes.POINTER(Problem), ctypes.POINTER(BackwardArgs)]
     return lib
 
 
@@ -104,10 +115,19 @@ class Case:
             raise RuntimeError(f"lnl_forward: {st}: {self.lib.lnl_last_error().decode()}")
 
     def bwd(self):
-        st = self.lib.lnl_backward(ctypes.byref(self.p), P(self.dy), P(self.x), P(self.lnw),
-                                   P(self.lnb), P(self.W), P(self.mean), P(self.rstd),
-                                   P(self.ln_out), P(self.dx), P(self.dlnw), P(self.dlnb),
-                                   P(self.dW), P(self.db), P(self.ws), self.ws_bytes)
+        """The backward, given the forward's y (as the PyTorch op and lnl-bench give it:
+        FUSED's bf16 backward on Hopper then forms dx in the dy . W GEMM's epilogue)."""
+        if not hasattr(self.lib, "lnl_backward_ex"):  # a library from before session 40
+            st = self.lib.lnl_backward(ctypes.byref(self.p), P(self.dy), P(self.x), P(self.lnw),
+                                       P(self.lnb), P(self.W), P(self.mean), P(self.rstd),
+                                       P(self.ln_out), P(self.dx), P(self.dlnw), P(self.dlnb),
+                                       P(self.dW), P(self.db), P(self.ws), self.ws_bytes)
+        else:
+            a = BackwardArgs(P(self.dy), P(self.x), P(self.lnw), P(self.lnb), P(self.W),
+                             P(self.mean), P(self.rstd), P(self.ln_out), P(self.dx),
+                             P(self.dlnw), P(self.dlnb), P(self.dW), P(self.db), P(self.ws),
+                             self.ws_bytes, P(self.y), P(self.b))
+            st = self.lib.lnl_backward_ex(ctypes.byref(self.p), ctypes.byref(a))
         if st:
             raise RuntimeError(f"lnl_backward: {st}: {self.lib.lnl_last_error().decode()}")
 

@@ -145,52 +145,74 @@ lnl_status lnl_forward(const lnl_problem *p, const void *x, const void *ln_weigh
     return a.p.device == LNL_DEVICE_CPU ? lnl_cpu_forward(&a) : lnl_cuda_forward(&a);
 }
 
+/* lnl_backward and lnl_backward_ex: fn names the entry point in messages. */
+static lnl_status backward_checked(const char *fn, const lnl_problem *p, const lnl_backward_args *g) {
+    lnl_status s = lnl_validate_and_check(fn, p);
+    if (s) return s;
+    if ((s = both_or_neither(fn, g->mean, g->rstd))) return s;
+    if ((s = require(fn, g->linear_weight, "linear_weight"))) return s;
+    if (p->rows > 0) {
+        if ((s = require(fn, g->dy, "dy")) || (s = require(fn, g->x, "x"))) return s;
+    }
+    if (g->dln_weight && !g->ln_weight)
+        return lnl_set_error(LNL_STATUS_INVALID_ARGUMENT,
+                             "%s: dln_weight requested but ln_weight is NULL (absent parameter)", fn);
+    if (g->dln_bias && !g->ln_bias)
+        return lnl_set_error(LNL_STATUS_INVALID_ARGUMENT,
+                             "%s: dln_bias requested but ln_bias is NULL (absent parameter)", fn);
+    /* dlinear_bias needs no check: the bias gradient (the column sums of dy) does not
+     * depend on linear_bias, which only the dx epilogue reads, and only with y. */
+    lnl_bwd_args a = {resolved(p, 1), g->dy, g->x, g->ln_weight, g->ln_bias, g->linear_weight,
+                      g->mean, g->rstd, g->ln_out, g->dx, g->dln_weight, g->dln_bias,
+                      g->dlinear_weight, g->dlinear_bias, g->workspace, g->workspace_bytes,
+                      g->y, g->y ? g->linear_bias : NULL};
+    size_t need = a.p.device == LNL_DEVICE_CPU ? lnl_cpu_backward_workspace_size(&a.p)
+                                               : lnl_cuda_backward_workspace_size(&a.p);
+    if ((s = check_workspace(fn, g->workspace, g->workspace_bytes, need))) return s;
+    extents e = extents_of(p);
+    const lnl_buffer b[] = {
+        {"dy", g->dy, e.mn, e.elem, 0},
+        {"x", g->x, e.mk, e.elem, 0},
+        {"ln_weight", g->ln_weight, e.k, e.elem, 0},
+        {"ln_bias", g->ln_bias, e.k, e.elem, 0},
+        {"linear_weight", g->linear_weight, e.nk, e.elem, 0},
+        {"mean", g->mean, e.m_acc, e.acc, 0},
+        {"rstd", g->rstd, e.m_acc, e.acc, 0},
+        {"ln_out", g->ln_out, e.mk, e.elem, 0},
+        {"y", g->y, e.mn, e.elem, 0},
+        {"linear_bias", a.linear_bias, e.n, e.elem, 0},
+        {"dx", g->dx, e.mk, e.elem, 1},
+        {"dln_weight", g->dln_weight, e.k, e.elem, 1},
+        {"dln_bias", g->dln_bias, e.k, e.elem, 1},
+        {"dlinear_weight", g->dlinear_weight, e.nk, e.elem, 1},
+        {"dlinear_bias", g->dlinear_bias, e.n, e.elem, 1},
+        {"workspace", g->workspace, g->workspace ? need : 0, 1, 1},
+    };
+    if ((s = lnl_validate_buffers(fn, b, (int)(sizeof b / sizeof b[0])))) return s;
+    if (!g->dx && !g->dln_weight && !g->dln_bias && !g->dlinear_weight && !g->dlinear_bias)
+        return LNL_STATUS_SUCCESS; /* nothing requested */
+    return a.p.device == LNL_DEVICE_CPU ? lnl_cpu_backward(&a) : lnl_cuda_backward(&a);
+}
+
 lnl_status lnl_backward(const lnl_problem *p, const void *dy, const void *x, const void *ln_weight,
                         const void *ln_bias, const void *linear_weight, const void *mean,
                         const void *rstd, const void *ln_out, void *dx, void *dln_weight,
                         void *dln_bias, void *dlinear_weight, void *dlinear_bias, void *workspace,
                         size_t workspace_bytes) {
-    static const char fn[] = "lnl_backward";
-    lnl_status s = lnl_validate_and_check(fn, p);
-    if (s) return s;
-    if ((s = both_or_neither(fn, mean, rstd))) return s;
-    if ((s = require(fn, linear_weight, "linear_weight"))) return s;
-    if (p->rows > 0) {
-        if ((s = require(fn, dy, "dy")) || (s = require(fn, x, "x"))) return s;
-    }
-    if (dln_weight && !ln_weight)
-        return lnl_set_error(LNL_STATUS_INVALID_ARGUMENT,
-                             "%s: dln_weight requested but ln_weight is NULL (absent parameter)", fn);
-    if (dln_bias && !ln_bias)
-        return lnl_set_error(LNL_STATUS_INVALID_ARGUMENT,
-                             "%s: dln_bias requested but ln_bias is NULL (absent parameter)", fn);
-    /* dlinear_bias needs no check: the backward does not take linear_bias, and
-     * the bias gradient (the column sums of dy) does not depend on it. */
-    lnl_bwd_args a = {resolved(p, 1), dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out,
-                      dx, dln_weight, dln_bias, dlinear_weight, dlinear_bias, workspace,
-                      workspace_bytes};
-    size_t need = a.p.device == LNL_DEVICE_CPU ? lnl_cpu_backward_workspace_size(&a.p)
-                                               : lnl_cuda_backward_workspace_size(&a.p);
-    if ((s = check_workspace(fn, workspace, workspace_bytes, need))) return s;
-    extents e = extents_of(p);
-    const lnl_buffer b[] = {
-        {"dy", dy, e.mn, e.elem, 0},
-        {"x", x, e.mk, e.elem, 0},
-        {"ln_weight", ln_weight, e.k, e.elem, 0},
-        {"ln_bias", ln_bias, e.k, e.elem, 0},
-        {"linear_weight", linear_weight, e.nk, e.elem, 0},
-        {"mean", mean, e.m_acc, e.acc, 0},
-        {"rstd", rstd, e.m_acc, e.acc, 0},
-        {"ln_out", ln_out, e.mk, e.elem, 0},
-        {"dx", dx, e.mk, e.elem, 1},
-        {"dln_weight", dln_weight, e.k, e.elem, 1},
-        {"dln_bias", dln_bias, e.k, e.elem, 1},
-        {"dlinear_weight", dlinear_weight, e.nk, e.elem, 1},
-        {"dlinear_bias", dlinear_bias, e.n, e.elem, 1},
-        {"workspace", workspace, workspace ? need : 0, 1, 1},
-    };
-    if ((s = lnl_validate_buffers(fn, b, (int)(sizeof b / sizeof b[0])))) return s;
-    if (!dx && !dln_weight && !dln_bias && !dlinear_weight && !dlinear_bias)
-        return LNL_STATUS_SUCCESS; /* nothing requested */
-    return a.p.device == LNL_DEVICE_CPU ? lnl_cpu_backward(&a) : lnl_cuda_backward(&a);
+    const lnl_backward_args g = {dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out,
+                                 dx, dln_weight, dln_bias, dlinear_weight, dlinear_bias,
+                                 workspace, workspace_bytes, NULL, NULL};
+    return backward_checked("lnl_backward", p, &g);
+}
+
+lnl_status lnl_backward_ex(const lnl_problem *p, const lnl_backward_args *args) {
+    if (!args)
+        return lnl_set_error(LNL_STATUS_INVALID_ARGUMENT, "lnl_backward_ex: args is NULL");
+    return backward_checked("lnl_backward_ex", p, args);
+}
+
+int lnl_backward_wants_y(const lnl_problem *p) {
+    if (lnl_validate_and_check("lnl_backward_wants_y", p) != LNL_STATUS_SUCCESS) return 0;
+    lnl_problem r = resolved(p, 1);
+    return r.device == LNL_DEVICE_CUDA && lnl_cuda_backward_wants_y(&r);
 }

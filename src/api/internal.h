@@ -25,6 +25,7 @@ typedef struct lnl_bwd_args {
     void *dx, *dln_weight, *dln_bias, *dlinear_weight, *dlinear_bias; /* each optional */
     void *workspace;
     size_t workspace_bytes;
+    const void *y, *linear_bias; /* optional (lnl_backward_ex): the forward's y and bias */
 } lnl_bwd_args;
 
 /* Records this thread's last error (printf-style); returns status for tail calls. */
@@ -61,6 +62,8 @@ lnl_status lnl_cuda_check(const lnl_problem *p);
 lnl_strategy lnl_cuda_auto_strategy(const lnl_problem *p, int backward);
 size_t lnl_cuda_forward_workspace_size(const lnl_problem *p);
 size_t lnl_cuda_backward_workspace_size(const lnl_problem *p);
+/* Whether p's backward (strategy resolved) takes the dx epilogue when given y. */
+int lnl_cuda_backward_wants_y(const lnl_problem *p);
 lnl_status lnl_cuda_forward(const lnl_fwd_args *a);
 lnl_status lnl_cuda_backward(const lnl_bwd_args *a);
 

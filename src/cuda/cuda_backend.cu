@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "cuda_common.cuh"
+#include "dx_epilogue_sm90.cuh"
 #include "fused_sm90.cuh"
 
 namespace lnl {
@@ -153,6 +154,7 @@ struct bwd_plan {
     int splits;
     bool dw_x;     /* dW from the raw x (dw_from_x.cu) whenever ln_out is not given */
     bool fused_dw; /* FUSED's own dW kernel (fused_backward.cu) whenever ln_out is not given */
+    bool dx_epi;   /* FUSED's dx in the dy . W GEMM's epilogue, given y (dx_epilogue_sm90.cu) */
 };
 /* A backward without ln_out has three ways to dW = dy^T LN(x), whatever the strategy:
  *  - dW from the raw x (dw_from_x.cu): moves dy (M x N) twice (dy' written and read) and
@@ -187,6 +189,13 @@ static bool dw_from_x_serves(const lnl_problem *p) {
     return (p->dtype == LNL_DTYPE_BF16 || (LNL_F32_DW_X && p->dtype == LNL_DTYPE_F32)) &&
            past_tiny_class(p) && p->out_features < p->in_features;
 }
+/* FUSED's dx epilogue needs dW from the raw x (its dgamma and dbeta come from that path's
+ * G) and a bf16 problem on Hopper; backward() also needs y, dx and dlinear_weight asked
+ * for, no ln_out, and aligned operands. */
+static bool dx_epi_serves(const lnl_problem *p, const device_info &d) {
+    return p->strategy == LNL_STRATEGY_FUSED && dw_from_x_serves(p) &&
+           dx_epilogue_serves(p->dtype, p->rows, p->in_features, p->out_features, d);
+}
 static bwd_plan bwd_plan_for(const lnl_problem *p, const device_info &d) {
     const int64_t M = p->rows, K = p->in_features, N = p->out_features;
     bwd_plan pl;
@@ -194,6 +203,7 @@ static bwd_plan bwd_plan_for(const lnl_problem *p, const device_info &d) {
     pl.G2 = colsum_grid(p->dtype, M, N, d);
     pl.dw_x = dw_from_x_serves(p);
     pl.fused_dw = p->strategy == LNL_STRATEGY_FUSED && !past_tiny_class(p);
+    pl.dx_epi = dx_epi_serves(p, d);
     pl.Gp = pl.dw_x ? dw_prep_rows(p->dtype, M, N, d) : 0;
     /* the fused kernel's splits: its own, or dW from the raw x's fallback for rows too far
      * off centre (which writes its partials over G) */
@@ -206,6 +216,7 @@ struct bwd_layout {
     void *dyp;     /* dw_x: rstd * dy [M,N] */
     float2 *part_uv, *uv; /* dw_x: [Gp,N] and [DW_SUM_CHUNKS,N] {u, v} pairs */
     int *off_centre;
+    dx_epilogue_layout epi; /* dx_epi: W^T, the rows' values, ... (null members otherwise) */
     void *act, *lt;
     size_t lt_bytes; /* LT_WORKSPACE, or BLAS_WORKSPACE for float32 (cuBLAS GEMMs) */
     size_t total;
@@ -243,12 +254,22 @@ static bwd_layout bwd_carve(const lnl_problem *p, const bwd_plan &pl, void *base
      * 16384,8192,1024, 16 + 20 at 32768,4096,256. */
     const size_t pdw_bytes = pl.splits > 1 || pl.dw_x ? (size_t)pl.splits * N * K * 4 : 0;
     const size_t dyp_bytes = pl.dw_x ? align_up((size_t)M * N * lnl_dtype_size(p->dtype), 256) : 0;
+    /* dx_epi: its buffers live while dy' and G do, and dxhat never exists: inside the act
+     * region after them where they fit (W^T: 2 N K bytes), else of their own */
+    const size_t epi_bytes = pl.dx_epi ? dx_epilogue_workspace(M, K, N) : 0;
+    const size_t in_act = align_up(pdw_bytes, 256) + dyp_bytes;
+    l.epi = dx_epilogue_layout{};
     if (pl.dw_x && dyp_bytes + pdw_bytes <= act) {
         l.dyp = l.act;
         l.part_dw = l.act ? (float *)((char *)l.act + dyp_bytes) : nullptr; /* null: sizing */
+        if (epi_bytes && in_act + epi_bytes <= act && l.act)
+            l.epi = dx_epilogue_carve((char *)l.act + in_act, M, K, N);
+        else if (epi_bytes && in_act + epi_bytes > act)
+            l.epi = dx_epilogue_carve(c.take(epi_bytes), M, K, N);
     } else {
         l.part_dw = pdw_bytes ? (float *)c.take(pdw_bytes) : nullptr;
         l.dyp = dyp_bytes ? c.take(dyp_bytes) : nullptr;
+        if (epi_bytes) l.epi = dx_epilogue_carve(c.take(epi_bytes), M, K, N);
     }
     l.part_uv = pl.dw_x ? (float2 *)c.take((size_t)pl.Gp * N * 8) : nullptr;
     l.uv = pl.dw_x ? (float2 *)c.take((size_t)DW_SUM_CHUNKS * N * 8) : nullptr;
@@ -475,6 +496,14 @@ static lnl_status backward(const lnl_bwd_args *a) {
     const bool fused_dw = plan.fused_dw && a->dlinear_weight && !a->ln_out;
     const bool recompute = a->dlinear_weight && !a->ln_out && !fused_dw && !dw_x;
     const bool ln_bwd_runs = a->dx || a->dln_weight || a->dln_bias;
+    /* FUSED's dx in the dy . W GEMM's epilogue (dx_epilogue_sm90.cu): with the forward's y,
+     * where dW comes from the raw x (its G gives dgamma and dbeta). LNL_CUDA_DX_EPILOGUE=0
+     * (read on each call; for tests and same-build timing) takes the GEMM + LayerNorm
+     * backward way instead. */
+    const bool epi = plan.dx_epi && dw_x && a->y && a->dx &&
+                     env_int64("LNL_CUDA_DX_EPILOGUE", 1) != 0 &&
+                     dx_epilogue_runs(dt, M, K, N, a->dy, a->x, a->linear_weight, a->ln_weight,
+                                      a->ln_bias, a->y, a->dx, d);
     /* The recomputed LN(x) from the LayerNorm backward, which reads x anyway, where dxhat
      * is in the 16-bit dtype (K >= 512): written over dxhat in the act region (each thread
      * over the chunks it has read, ln_backward.cu), and the dW GEMM runs after the
@@ -510,13 +539,17 @@ static lnl_status backward(const lnl_bwd_args *a) {
             CU_TRY("dW prep (rstd * dy)", launch_dw_prep(dt, a->dy, mean, rstd, l.dyp, l.part_uv,
                                                         l.off_centre, M, N, d, s, &Gp));
             ST_TRY(bwd_gemm(dt, true, true, K, N, M, a->x, K, l.dyp, N, l.part_dw, K, l, s));
+            /* epi: the fallback's partials are of P = dy^T xhat (no gamma, beta), which the
+             * dx epilogue's dgamma and dbeta need; the finish applies gamma and beta */
             CU_TRY("fused dW GEMM (off-centre rows)",
-                   launch_fused_dw_gemm(dt, a->dy, a->x, mean, rstd, shift, a->ln_weight, a->ln_bias,
+                   launch_fused_dw_gemm(dt, a->dy, a->x, mean, rstd, shift,
+                                        epi ? nullptr : a->ln_weight, epi ? nullptr : a->ln_bias,
                                         a->dlinear_weight, l.part_dw, plan.splits, M, K, N, d, s,
                                         l.off_centre));
             CU_TRY("dW finish", launch_dw_finish(dt, l.part_dw, plan.splits, l.part_uv, Gp, l.uv,
                                                  a->ln_weight, a->ln_bias, l.off_centre,
-                                                 a->dlinear_weight, a->dlinear_bias, N, K, d, s));
+                                                 a->dlinear_weight, a->dlinear_bias, N, K, d, s,
+                                                 epi ? l.epi.uvn : nullptr, epi));
         } else if (fused_dw) {
             CU_TRY("fused dW GEMM",
                    launch_fused_dw_gemm(dt, a->dy, a->x, mean, rstd, shift, a->ln_weight, a->ln_bias,
@@ -533,8 +566,22 @@ static lnl_status backward(const lnl_bwd_args *a) {
         CU_TRY("bias-gradient partials", launch_colsum_partials(dt, a->dy, M, N, plan.G2, l.part_db, s));
         jobs[njobs++] = {l.part_db, plan.G2, N, a->dlinear_bias};
     }
-    /* 3. dxhat = dy @ W, then the LayerNorm backward (reuses the act region) */
-    if (ln_bwd_runs) {
+    /* 3. dxhat = dy @ W, then the LayerNorm backward (reuses the act region); or, epi, dx
+     * straight from the GEMM, dgamma and dbeta from W and the dW path's G */
+    if (epi) {
+        CU_TRY("dx epilogue prep (W^T, c, e)",
+               launch_dx_epilogue_prep(a->linear_weight, a->ln_weight, a->ln_bias, l.epi, K, N, s));
+        CU_TRY("dx epilogue GEMM", launch_dx_epilogue(a->dy, a->y, a->linear_bias, a->x, a->ln_weight,
+                                                      mean, rstd, l.epi, a->dx, M, K, N, d, s));
+        if (a->dln_weight || a->dln_bias) {
+            const int64_t shares = dx_epilogue_dgb_shares(N, K, plan.G, d);
+            CU_TRY("dx epilogue dgamma, dbeta",
+                   launch_dx_epilogue_dgb(a->linear_weight, l.part_dw, plan.splits, l.off_centre,
+                                          l.epi, l.part_g, l.part_b, shares, N, K, s));
+            if (a->dln_weight) jobs[njobs++] = {l.part_g, shares, K, a->dln_weight};
+            if (a->dln_bias) jobs[njobs++] = {l.part_b, shares, K, a->dln_bias};
+        }
+    } else if (ln_bwd_runs) {
         /* column-major: dxhat^T[K,M] = W^T[K,N] @ dy^T[N,M] */
         ST_TRY(bwd_gemm(dt, dxhat_f32(dt, K), false, K, M, N, a->linear_weight, K, a->dy, N, l.act,
                         K, l, s));
@@ -579,6 +626,22 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
                              "CUDA backend: device %d has compute capability %d.%d; 8.0+ is needed",
                              d.device, d.major, d.minor);
     return LNL_STATUS_SUCCESS;
+}
+
+/* AUTO's backward past the tiny class: FUSED where it takes the dx epilogue (given y) and
+ * N <= K / 4 with M * K >= 2^23; UNFUSED elsewhere. Without y (or ln_out given) the two
+ * backwards are the same there (bwd_plan_for). The dx epilogue's GEMM against what it
+ * replaces (cuBLAS's dy . W and the LayerNorm backward; session 39's prototype, H200):
+ * 0.206 vs 0.332 ms at 32768,4096,256, 0.43 vs 0.59 at 16384,8192,1024, 0.368 vs 0.409 at
+ * 8192,4096,4096, 0.036 vs 0.046 at 8192,1024,1024, where the path's other kernels (the
+ * rows' values, W^T, dgamma and dbeta) took most of the difference back. */
+static bool dx_epi_auto(const lnl_problem *p) {
+    lnl_problem f = *p;
+    f.strategy = LNL_STRATEGY_FUSED;
+    device_info d;
+    return 4 * p->out_features <= p->in_features &&
+           (double)p->rows * (double)p->in_features >= (double)(1 << 23) &&
+           device_query(&d) == LNL_STATUS_SUCCESS && dx_epi_serves(&f, d);
 }
 
 /* AUTO: FUSED for tiny, launch-bound problems (M*K*N <= 2^24), forward and backward
@@ -648,7 +711,8 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
 lnl_strategy lnl_cuda_auto_strategy(const lnl_problem *p, int backward) {
     const double macs = (double)p->rows * (double)p->in_features * (double)p->out_features;
     if (!past_tiny_class(p)) return LNL_STRATEGY_FUSED;
-    if (backward || p->out_features > 1024 ||
+    if (backward) return dx_epi_auto(p) ? LNL_STRATEGY_FUSED : LNL_STRATEGY_UNFUSED;
+    if (p->out_features > 1024 ||
         (double)p->rows * (double)p->in_features < (double)(1 << 23) ||
         (p->out_features > 256 && macs < 8589934592.0 /* 2^33 */))
         return LNL_STRATEGY_UNFUSED;
@@ -671,6 +735,11 @@ size_t lnl_cuda_backward_workspace_size(const lnl_problem *p) {
     device_info d;
     if (device_query(&d) != LNL_STATUS_SUCCESS) return 0;
     return bwd_carve(p, bwd_plan_for(p, d), nullptr).total;
+}
+
+int lnl_cuda_backward_wants_y(const lnl_problem *p) {
+    device_info d;
+    return device_query(&d) == LNL_STATUS_SUCCESS && dx_epi_serves(p, d);
 }
 
 lnl_status lnl_cuda_forward(const lnl_fwd_args *a) { return forward(a); }

@@ -334,7 +334,9 @@ cudaError_t launch_fused_dw_gemm(lnl_dtype dt, const void *dy, const void *x, co
  * the caller); *G is at most dw_prep_rows(dt, M, N, d). Finish: u and v summed by chunks
  * of partial rows into uv ([chunks,N] float pairs), then dW = gamma * (G - u) + beta * v
  * from G [N,K] float32 at part, or, with *off_centre set, the sum of the fused kernel's
- * [splits,N,K] partials at part; and dbias = v when dbias is given. */
+ * [splits,N,K] partials at part (p_parts: partials of P = dy^T xhat, the fused kernel
+ * run with gamma and beta null, which the finish then applies); and dbias = v when dbias
+ * is given, uvn[n] = {u, v} when uvn is. */
 int64_t dw_prep_rows(lnl_dtype dt, int64_t M, int64_t N, const device_info &d);
 cudaError_t launch_dw_prep(lnl_dtype dt, const void *dy, const float *mean, const float *rstd,
                            void *dyp, float2 *part_uv, int *off_centre, int64_t M, int64_t N,
@@ -343,7 +345,8 @@ constexpr int DW_SUM_CHUNKS = 32; /* uv holds DW_SUM_CHUNKS x 2N floats */
 cudaError_t launch_dw_finish(lnl_dtype dt, const float *part, int splits, const float2 *part_uv,
                              int64_t G, float2 *uv, const void *gamma, const void *beta,
                              const int *off_centre, void *dW, void *dbias, int64_t N, int64_t K,
-                             const device_info &d, cudaStream_t s);
+                             const device_info &d, cudaStream_t s, float2 *uvn = nullptr,
+                             bool p_parts = false);
 
 /* ---- cuBLASLt (gemm_cublaslt.cu) ---- */
 enum lt_epilogue { LT_NONE, LT_BIAS };

@@ -204,8 +204,10 @@ dw_sums_kernel(const float2 *__restrict__ part_uv, int64_t G, float2 *__restrict
 
 /* Block (n, c) writes FINISH_ELEMS adjacent elements a thread of row n of dW, from
  * chunk c of the row: gamma * (G - u) + beta * v, or, with the flag set, the sum of the
- * fused kernel's float32 partials in split order. Block (n, 0) also writes
- * dlinear_bias[n] = v (when asked for): its column sums are v's. VEC: K % 4 == 0 and
+ * fused kernel's float32 partials in split order (p_parts: partials of P = dy^T xhat, the
+ * fused kernel run without gamma and beta, then gamma * P + beta * v). Block (n, 0) also
+ * writes dlinear_bias[n] = v (when asked for): its column sums are v's, and, when uvn is
+ * given, uvn[n] = {u, v} (for the dx epilogue's dgamma and dbeta, dx_epilogue_sm90.cu). VEC: K % 4 == 0 and
  * dW, gamma, beta aligned to 4 elements (16-byte float loads of G, 4-element loads and
  * stores of T: 8 bytes in bf16, 16 in float32). */
 constexpr int FINISH_ELEMS = 4;
@@ -217,7 +219,8 @@ __global__ void __launch_bounds__(FINISH_THREADS)
 dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__restrict__ uv,
                  int chunks, const T *__restrict__ gamma, const T *__restrict__ beta,
                  const int *__restrict__ off_centre, T *__restrict__ dW,
-                 T *__restrict__ dbias, int64_t N, int64_t K) {
+                 T *__restrict__ dbias, float2 *__restrict__ uvn, bool p_parts, int64_t N,
+                 int64_t K) {
     using Q = typename quad_word<T>::type;
     static_assert(sizeof(Q) == FINISH_ELEMS * sizeof(T), "one word a thread's elements");
     pdl_wait(); /* launched by launch_dependent */
@@ -240,6 +243,7 @@ dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__res
     if (k0 >= K) return;
     const bool fallback = *off_centre != 0;
     if (dbias && k0 == 0) dbias[n] = from_f<T>(v);
+    if (uvn && k0 == 0) uvn[n] = make_float2(u, v);
     const float *row = part + n * K;
     float r[FINISH_ELEMS] = {}, g[FINISH_ELEMS] = {}, b[FINISH_ELEMS] = {};
     const int cnt = (int)min64(FINISH_ELEMS, K - k0);
@@ -251,6 +255,13 @@ dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__res
                 r[0] += t.x, r[1] += t.y, r[2] += t.z, r[3] += t.w;
             } else {
                 for (int j = 0; j < cnt; j++) r[j] += pz[j];
+            }
+        }
+        if (p_parts) { /* r holds P: dW = gamma * P + beta * v */
+            for (int j = 0; j < cnt; j++) {
+                const float gj = gamma ? to_f(gamma[k0 + j]) : 1.f;
+                const float bj = beta ? to_f(beta[k0 + j]) : 0.f;
+                r[j] = gj * r[j] + bj * v;
             }
         }
     } else {
@@ -373,7 +384,7 @@ cudaError_t launch_dw_prep(lnl_dtype dt, const void *dy, const float *mean, cons
 template <typename T>
 static cudaError_t dw_finish_t(const float *part, int splits, const float2 *uv, int chunks,
                                const T *gamma, const T *beta, const int *off_centre, T *dW, T *dbias,
-                               int64_t N, int64_t K, cudaStream_t s) {
+                               float2 *uvn, bool p_parts, int64_t N, int64_t K, cudaStream_t s) {
     const uintptr_t quad = FINISH_ELEMS * sizeof(T) - 1;
     const auto aq = [&](const void *p) { return ((uintptr_t)p & quad) == 0; };
     const bool vec = K % FINISH_ELEMS == 0 && aq(dW) && aq(gamma) && aq(beta);
@@ -381,13 +392,13 @@ static cudaError_t dw_finish_t(const float *part, int splits, const float2 *uv, 
     const dim3 grid((unsigned)N, (unsigned)((K + per_block - 1) / per_block));
     return launch_dependent(vec ? dw_finish_kernel<T, true> : dw_finish_kernel<T, false>, grid,
                             dim3(FINISH_THREADS), 0, s, part, splits, uv, chunks, gamma, beta,
-                            off_centre, dW, dbias, N, K);
+                            off_centre, dW, dbias, uvn, p_parts, N, K);
 }
 
 cudaError_t launch_dw_finish(lnl_dtype dt, const float *part, int splits, const float2 *part_uv,
                              int64_t G, float2 *uv, const void *gamma, const void *beta,
                              const int *off_centre, void *dW, void *dbias, int64_t N, int64_t K,
-                             const device_info &d, cudaStream_t s) {
+                             const device_info &d, cudaStream_t s, float2 *uvn, bool p_parts) {
     if (dt != LNL_DTYPE_F32 && dt != LNL_DTYPE_BF16) return cudaErrorInvalidValue;
     /* chunks of the partial rows: about two blocks an SM, at most DW_SUM_CHUNKS */
     const int64_t bx = (N + SUM_COLS - 1) / SUM_COLS;
@@ -399,10 +410,10 @@ cudaError_t launch_dw_finish(lnl_dtype dt, const float *part, int splits, const 
     const float2 *cuv = uv;
     if (dt == LNL_DTYPE_F32)
         return dw_finish_t(part, splits, cuv, chunks, (const float *)gamma, (const float *)beta,
-                           off_centre, (float *)dW, (float *)dbias, N, K, s);
+                           off_centre, (float *)dW, (float *)dbias, uvn, p_parts, N, K, s);
     return dw_finish_t(part, splits, cuv, chunks, (const __nv_bfloat16 *)gamma,
                        (const __nv_bfloat16 *)beta, off_centre, (__nv_bfloat16 *)dW,
-                       (__nv_bfloat16 *)dbias, N, K, s);
+                       (__nv_bfloat16 *)dbias, uvn, p_parts, N, K, s);
 }
 
 } // namespace lnl

@@ -889,10 +889,7 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
 }
 
 /* ---- host side ---- */
-using encode_fn = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
-                               const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
-                               const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
-                               CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+} // namespace
 
 /* cuTensorMapEncodeTiled through the runtime's driver entry point, so the library
  * links no driver library (CI machines have none). nullptr if unavailable. */
@@ -924,6 +921,8 @@ bool make_map(encode_fn enc, CUtensorMap *map, lnl_dtype dt, const void *base, i
                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
+
+namespace {
 
 /* The maps and pointers one launch needs; wf/cd/off_centre: the epilogue form's
  * (cd == nullptr: the transform form only). */

@@ -2,6 +2,8 @@
 #ifndef LNL_FUSED_SM90_CUH
 #define LNL_FUSED_SM90_CUH
 
+#include <cuda.h> /* CUtensorMap */
+
 #include "cuda_common.cuh"
 #include "tile_width.cuh" /* fold_cd_columns */
 
@@ -86,6 +88,17 @@ cudaError_t launch_fold_prep(lnl_dtype dt, const void *x, float *mean, float *rs
                              const void *beta, const void *bias, void *wfold, float *cd,
                              int *off_centre, int *block_flags, int64_t N, int64_t K,
                              const device_info &d, cudaStream_t s, int *blocks);
+
+/* cuTensorMapEncodeTiled through the runtime's driver entry point (nullptr if
+ * unavailable), and a rows x K row-major 2-byte matrix's map with boxes of box_rows x 64
+ * and the 128-byte swizzle (fused_forward_sm90.cu; also the dx epilogue's). */
+using encode_fn = CUresult (*)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                               const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                               const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                               CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+encode_fn tensor_map_encoder();
+bool make_map(encode_fn enc, CUtensorMap *map, lnl_dtype dt, const void *base, int64_t rows,
+              int64_t K, int box_rows);
 
 cudaError_t launch_fused_forward_sm90(lnl_dtype dt, const void *x, const float *mean,
                                       const float *rstd, const void *gamma, const void *beta,

@@ -12,5 +12,6 @@ lnl_strategy lnl_cuda_auto_strategy(const lnl_problem *p, int backward) {
 }
 size_t lnl_cuda_forward_workspace_size(const lnl_problem *p) { return (void)p, 0; }
 size_t lnl_cuda_backward_workspace_size(const lnl_problem *p) { return (void)p, 0; }
+int lnl_cuda_backward_wants_y(const lnl_problem *p) { return (void)p, 0; }
 lnl_status lnl_cuda_forward(const lnl_fwd_args *a) { return lnl_cuda_check(&a->p); }
 lnl_status lnl_cuda_backward(const lnl_bwd_args *a) { return lnl_cuda_check(&a->p); }

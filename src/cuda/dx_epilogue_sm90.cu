@@ -1,0 +1,482 @@
+/* The FUSED backward's dx formed in the epilogue of the dy . W GEMM (bf16, Hopper), so that
+ * dxhat = dy . W (M x K) is never written out and read back by a LayerNorm backward pass.
+ *
+ * With xhat = (x - mean) rstd and g = dxhat * gamma (per column), the LayerNorm backward is
+ *   dx = rstd * (g - a - xhat * b),   a = mean_k(g),  b = mean_k(g * xhat)   (per row).
+ * A tile of the GEMM sees 256 of a row's K columns, so it cannot take those means itself;
+ * both come without dxhat, from the forward's output y (M x N):
+ *   a[m] = sum_n dy[m, n] c[n] / K,              c[n] = sum_k W[n, k] gamma[k];
+ *   b[m] = sum_n dy[m, n] (z[m, n] - e[n]) / K,  e[n] = sum_k W[n, k] beta[k],
+ * where z = y - linear_bias = LN(x) W^T = xhat (W * gamma)^T + e: the sum over k that b
+ * needs is the forward's own GEMM, done once already. z - e is xhat (W * gamma)^T.
+ * So the GEMM's epilogue writes, per element,
+ *   dx = r gamma[k] acc + rb (x - mean) + c0,   r = rstd, rb = -r^2 b, c0 = -r a,
+ * reading x (the row values {r, rb, c0, mean} come from row_terms_kernel, one pass over dy
+ * and y). x - mean is taken before the multiply, so a row far off centre loses nothing to
+ * cancellation (the forward's epilogue form, rstd (acc - mean c), has to fall back there).
+ * The backward then moves x once and dx once instead of dxhat twice, x once and dx once.
+ *
+ * dgamma and dbeta need dxhat summed over the rows; they come from the weight gradient's
+ * own products (dw_from_x.cu): with P = dy^T xhat (N x K, float32 in the dW path),
+ *   dgamma[k] = sum_n W[n, k] P[n, k],   dbeta[k] = sum_n W[n, k] v[n],  v = colsum(dy)
+ * (dgb_kernel). bench/dx_epilogue_identity.py checks these identities in float64.
+ *
+ * B of the GEMM is W^T (K x N, the reduction contiguous), copied into the workspace by
+ * transpose_kernel (prep_sums_kernel sums c and e): the wgmma of this file reads both operands
+ * K-major. The session-39 prototype (bench/cuda/dx_epilogue_proto.cu) measured this GEMM
+ * against what it replaces: 0.206 vs 0.332 ms at 32768,4096,256 and 0.43 vs 0.59 at
+ * 16384,8192,1024 (H200). */
+#include "cuda_common.cuh"
+#include "dx_epilogue_sm90.cuh"
+#include "fused_sm90.cuh"
+#include "sm90_primitives.cuh"
+#include "sm90_tiles.cuh"
+#include "wgmma_ops.cuh"
+
+namespace lnl {
+namespace {
+
+typedef __nv_bfloat16 bf16;
+
+/* tiles of 128 rows x 256 columns of dx, slices of 64 of the reduction (N), 4 stages;
+ * a producer warpgroup and two consumer warpgroups of 64 rows each */
+constexpr int DX_BM = 128, DX_BN = 256, DX_BK = 64, DX_S = 4, DX_THREADS = 384;
+constexpr int A_BYTES = DX_BM * DX_BK * 2, B_BYTES = DX_BN * DX_BK * 2;
+constexpr int OUT_BYTES = 8 * 2 * 2048; /* per consumer warp two 16 x 64 staging boxes */
+constexpr size_t DX_SMEM = (size_t)DX_S * (A_BYTES + B_BYTES) + OUT_BYTES + 2 * DX_S * 8 + 1024;
+constexpr uint32_t ONE_PAIR_U = 0x3F803F80u; /* two bf16 ones: gamma absent */
+
+#if LNL_SM90A /* the helpers of dx_epilogue_kernel, whose body is Hopper-only */
+__device__ __forceinline__ uint32_t ldg_u32(const bf16 *p) {
+    return __ldg((const unsigned int *)p);
+}
+
+/* dx for the two columns of a pair: r gamma acc + rb (x - mean) + c0, with the row's
+ * p = {r, rb, c0, mean}; returns the pair rounded to bf16. */
+__device__ __forceinline__ uint32_t dx_pair(float4 p, float2 gm, float a0, float a1, uint32_t xw) {
+    const float2 xv = unpack2<bf16>(xw);
+    return pack2<bf16>(fmaf(p.x * gm.x, a0, fmaf(p.y, xv.x - p.w, p.z)),
+                       fmaf(p.x * gm.y, a1, fmaf(p.y, xv.y - p.w, p.z)));
+}
+
+/* A consumer thread's inputs for one tile: rows g and g + 8 of its warp's 16 (ok: inside
+ * M), columns col0 + 8 j (+ 1) for j < 32 (col0 = n0 + 2 q), the first half of its x pairs
+ * (the second half is loaded while the first is stored), its rows' values and the first
+ * quarter's gamma pairs. Pairs past K (K is a multiple of 8, so a pair is whole or
+ * absent) and rows past M read as zero. */
+struct tile_inputs {
+    const bf16 *x0, *x1;
+    bool ok0, ok1;
+    int col0;
+    uint32_t xw[2][16], gw[2][8];
+    float4 p0, p1;
+    __device__ __forceinline__ uint32_t x_at(int r, int j, int K) const {
+        const int c = col0 + 8 * j;
+        return (r ? ok1 : ok0) && c < K ? ldg_u32((r ? x1 : x0) + c) : 0u;
+    }
+    __device__ __forceinline__ tile_inputs(const bf16 *x, const bf16 *gamma, const float4 *rowp,
+                                           int64_t wrow, int n0, int64_t M, int K, int g, int q) {
+        ok0 = wrow + g < M;
+        ok1 = wrow + g + 8 < M;
+        col0 = n0 + 2 * q;
+        x0 = x + (wrow + g) * (int64_t)K;
+        x1 = x0 + 8 * (int64_t)K;
+#pragma unroll
+        for (int j = 0; j < 16; j++) {
+            xw[0][j] = x_at(0, j, K);
+            xw[1][j] = x_at(1, j, K);
+        }
+        const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
+        p0 = ok0 ? __ldg(rowp + wrow + g) : zero;
+        p1 = ok1 ? __ldg(rowp + wrow + g + 8) : zero;
+#pragma unroll
+        for (int jj = 0; jj < 8; jj++) gw[0][jj] = gamma_at(gamma, col0 + 8 * jj, K);
+    }
+    static __device__ __forceinline__ uint32_t gamma_at(const bf16 *gamma, int c, int K) {
+        return c < K ? (gamma ? ldg_u32(gamma + c) : ONE_PAIR_U) : 0u;
+    }
+};
+
+/* One tile's main loop for a consumer warpgroup: KT slices of 64, four wgmma m64n256k16 a
+ * slice from ring stage (it0 + kt) % DX_S; each stage is released once the next slice's
+ * group is issued, the last by the caller after finish_groups. */
+__device__ __forceinline__ void tile_mainloop(float *acc, uint64_t *full, uint64_t *empty,
+                                              unsigned char *sA, unsigned char *sB, int a_off,
+                                              uint32_t it0, int KT, int lane) {
+    for (int kt = 0; kt < KT; kt++) {
+        const int s = (it0 + kt) % DX_S;
+        mbar_wait(&full[s], ((it0 + kt) / DX_S) & 1);
+        const uint64_t adesc = desc_kmajor_sw128(sA + s * A_BYTES + a_off);
+        const uint64_t bdesc = desc_kmajor_sw128(sB + s * B_BYTES);
+        wgmma_fence();
+#pragma unroll
+        for (int st = 0; st < 4; st++)
+            wgmma_ss<bf16, DX_BN>(acc, adesc + 2 * st, bdesc + 2 * st, kt > 0 || st > 0);
+        wgmma_commit();
+        wgmma_wait<1>();
+        if (kt > 0 && lane == 0) mbar_arrive(&empty[(it0 + kt - 1) % DX_S]);
+    }
+}
+
+/* The warp's part of a tile's epilogue: its 16 rows x 256 columns a quarter (64 columns)
+ * at a time: the quarter's dx pairs, four stmatrix into one of the warp's two staging
+ * boxes (the 128-byte swizzle: chunk c of row r at c ^ (r % 8)), then lane 0 hands the box
+ * to TMA, which clips rows past M and columns past K. Before a box is written again, lane
+ * 0 waits until the engine has read the one issued from it two quarters before. */
+__device__ __forceinline__ void epilogue(const float *acc, tile_inputs &in, const bf16 *gamma,
+                                         uint32_t row_addr, unsigned char *stage_out,
+                                         const CUtensorMap *map_o, int n0, int64_t wrow,
+                                         int64_t M, int K, int lane) {
+    const int mi = lane >> 3, mr = lane & 7;
+#pragma unroll
+    for (int qt = 0; qt < 4; qt++) {
+        if (qt < 3) {
+#pragma unroll
+            for (int jj = 0; jj < 8; jj++)
+                in.gw[(qt + 1) & 1][jj] =
+                    tile_inputs::gamma_at(gamma, in.col0 + 64 * (qt + 1) + 8 * jj, K);
+        }
+        if (lane == 0) bulk_wait_read<1>();
+        __syncwarp();
+        const uint32_t buf = row_addr + (qt & 1) * 2048;
+        uint32_t pk[8][2];
+#pragma unroll
+        for (int jj = 0; jj < 8; jj++) {
+            const int j = qt * 8 + jj;
+            const float2 gm = unpack2<bf16>(in.gw[qt & 1][jj]);
+            pk[jj][0] = dx_pair(in.p0, gm, acc[4 * j], acc[4 * j + 1], in.xw[0][j % 16]);
+            pk[jj][1] = dx_pair(in.p1, gm, acc[4 * j + 2], acc[4 * j + 3], in.xw[1][j % 16]);
+        }
+        if (qt < 2) { /* the slots just used take the last two quarters' x */
+#pragma unroll
+            for (int jj = 0; jj < 8; jj++) {
+                const int j = (qt + 2) * 8 + jj;
+                in.xw[0][j % 16] = in.x_at(0, j, K);
+                in.xw[1][j % 16] = in.x_at(1, j, K);
+            }
+        }
+#pragma unroll
+        for (int jp = 0; jp < 4; jp++)
+            stmatrix_x4(buf + (((2 * jp + (mi >> 1)) ^ mr) << 4), pk[2 * jp][0], pk[2 * jp][1],
+                        pk[2 * jp + 1][0], pk[2 * jp + 1][1]);
+        fence_proxy_async();
+        __syncwarp();
+        if (lane == 0) {
+            if (wrow < M && n0 + qt * 64 < K)
+                tma_store_2d(map_o, stage_out + (qt & 1) * 2048, n0 + qt * 64, (int32_t)wrow);
+            bulk_commit();
+        }
+    }
+}
+
+#endif
+
+/* dx = the epilogue above applied to dy . W: A = dy (M x N), B = W^T (K x N), both with the
+ * reduction contiguous, through TMA into a DX_S-stage ring (OOB rows and columns read as
+ * zero), wgmma from two consumer warpgroups, a persistent grid over tiles in grouped
+ * order (sm90_tiles.cuh). */
+__global__ void __launch_bounds__(DX_THREADS, 1)
+dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                   const __grid_constant__ CUtensorMap map_o, const bf16 *__restrict__ x,
+                   const bf16 *__restrict__ gamma, const float4 *__restrict__ rowp, int64_t M,
+                   int K, int N) {
+#if LNL_SM90A
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char *smem = (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+    unsigned char *sA = smem, *sB = smem + DX_S * A_BYTES, *sOut = sB + DX_S * B_BYTES;
+    uint64_t *full = (uint64_t *)(sOut + OUT_BYTES), *empty = full + DX_S;
+    const int64_t tiles_m = (M + DX_BM - 1) / DX_BM, tiles_n = (K + DX_BN - 1) / DX_BN;
+    const int64_t tiles = tiles_m * tiles_n;
+    const int KT = (N + DX_BK - 1) / DX_BK;
+    const int wg = threadIdx.x / 128;
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < DX_S; i++) {
+            mbar_init(&full[i], 1);
+            mbar_init(&empty[i], 8); /* the eight consumer warps release a stage */
+        }
+        mbar_init_fence();
+    }
+    __syncthreads();
+    if (wg == 0) { /* producer */
+        regs_dealloc<40>();
+        if (threadIdx.x == 0) {
+            tma_prefetch_map(&map_a);
+            tma_prefetch_map(&map_b);
+            tma_prefetch_map(&map_o);
+            uint32_t it = 0;
+            for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+                int64_t m0;
+                int n0;
+                tile_at(tile, tiles_m, tiles_n, DX_BN, &m0, &n0, DX_BM);
+                for (int kt = 0; kt < KT; kt++, it++) {
+                    const int s = it % DX_S;
+                    mbar_wait(&empty[s], ((it / DX_S) & 1) ^ 1);
+                    mbar_arrive_expect_tx(&full[s], A_BYTES + B_BYTES);
+                    tma_load_2d(sA + s * A_BYTES, &map_a, kt * DX_BK, (int32_t)m0, &full[s]);
+                    tma_load_2d(sB + s * B_BYTES, &map_b, kt * DX_BK, n0, &full[s]);
+                }
+            }
+        }
+        return;
+    }
+    regs_alloc<232>();
+    const int cw = __shfl_sync(0xffffffffu, wg - 1, 0);
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    const int g = lane >> 2, q = lane & 3;
+    /* this warp's two staging boxes, and the stmatrix row of this lane (mr + 8 (mi & 1)) */
+    unsigned char *const stage_out = sOut + (cw * 4 + warp) * 2 * 2048;
+    const uint32_t row_addr = smem_addr(stage_out) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * 128;
+    float acc[DX_BN / 2];
+    uint32_t it0 = 0;
+    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, it0 += KT) {
+        int64_t m0;
+        int n0;
+        tile_at(tile, tiles_m, tiles_n, DX_BN, &m0, &n0, DX_BM);
+        const int64_t wrow = m0 + cw * 64 + warp * 16;
+        tile_inputs in(x, gamma, rowp, wrow, n0, M, K, g, q);
+        tile_mainloop(acc, full, empty, sA, sB, cw * 64 * 128, it0, KT, lane);
+        wgmma_wait<0>();
+#pragma unroll
+        for (int k = 0; k < DX_BN / 2; k++) fence_regs(acc[k]);
+        if (lane == 0) mbar_arrive(&empty[(it0 + KT - 1) % DX_S]);
+        epilogue(acc, in, gamma, row_addr, stage_out, &map_o, n0, wrow, M, K, lane);
+    }
+    if (lane == 0) bulk_wait_all();
+#endif
+}
+
+/* W^T (K x N) for the GEMM's B operand, and per row n of W c[n] = sum_k W[n, k] gamma[k]
+ * and e[n] = sum_k W[n, k] beta[k] (float32; gamma absent: ones, beta absent: zeros).
+ * Block (bx, by) transposes the 32 x 32 tile at rows 32 by, columns 32 bx of W through
+ * shared memory; the sums are prep_sums_kernel's. */
+constexpr int TP = 32;
+__global__ void __launch_bounds__(TP * 8)
+transpose_kernel(const bf16 *__restrict__ w, bf16 *__restrict__ wt, int64_t N, int64_t K) {
+    __shared__ bf16 tile[TP][TP + 2];
+    pdl_wait(); /* launched by launch_dependent */
+    pdl_launch_dependents();
+    const int64_t n0 = (int64_t)blockIdx.y * TP, k0 = (int64_t)blockIdx.x * TP;
+    for (int r = threadIdx.y; r < TP; r += 8) {
+        const int64_t n = n0 + r, k = k0 + threadIdx.x;
+        if (n < N && k < K) tile[r][threadIdx.x] = w[n * K + k];
+    }
+    __syncthreads();
+    for (int r = threadIdx.y; r < TP; r += 8) {
+        const int64_t k = k0 + r, n = n0 + threadIdx.x;
+        if (n < N && k < K) wt[k * N + n] = tile[threadIdx.x][r];
+    }
+}
+
+/* c and e of one row of W a warp: 16-byte chunks (K % 8 == 0, W, gamma and beta 16-byte
+ * aligned), four in flight a lane, the lanes' sums added by shuffles in a fixed order. */
+__device__ __forceinline__ uint4 ldg16(const bf16 *p) { return __ldg((const uint4 *)p); }
+__global__ void __launch_bounds__(256)
+prep_sums_kernel(const bf16 *__restrict__ w, const bf16 *__restrict__ gamma,
+                 const bf16 *__restrict__ beta, float2 *__restrict__ ce, int64_t N, int64_t K) {
+    pdl_wait();
+    pdl_launch_dependents();
+    const int lane = threadIdx.x % 32;
+    const int64_t n = (int64_t)blockIdx.x * 8 + threadIdx.x / 32;
+    if (n >= N) return;
+    const uint4 ones = make_uint4(ONE_PAIR_U, ONE_PAIR_U, ONE_PAIR_U, ONE_PAIR_U);
+    const uint4 zeros = make_uint4(0u, 0u, 0u, 0u);
+    float c = 0.f, e = 0.f;
+#pragma unroll 4
+    for (int64_t k = 8 * lane; k < K; k += 256) {
+        const uint4 wv = ldg16(w + n * K + k);
+        const uint4 gv = gamma ? ldg16(gamma + k) : ones, bv = beta ? ldg16(beta + k) : zeros;
+        const uint32_t *ww = (const uint32_t *)&wv, *gw = (const uint32_t *)&gv,
+                       *bw = (const uint32_t *)&bv;
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const float2 wf = unpack2<bf16>(ww[i]), gf = unpack2<bf16>(gw[i]),
+                         bf = unpack2<bf16>(bw[i]);
+            c = fmaf(wf.x, gf.x, fmaf(wf.y, gf.y, c));
+            e = fmaf(wf.x, bf.x, fmaf(wf.y, bf.y, e));
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        c += __shfl_xor_sync(0xffffffffu, c, o);
+        e += __shfl_xor_sync(0xffffffffu, e, o);
+    }
+    if (lane == 0) ce[n] = make_float2(c, e);
+}
+
+/* Each row's epilogue values from dy and y (M x N) and {c, e} (N pairs):
+ *   a = dy . c / K,  b = (dy . (y - bias) - dy . e) / K,
+ *   rowp = {r, -r^2 b, -r a, mean} with r = rstd.
+ * A warp a row, 16-byte chunks (N % 8 == 0, dy and y 16-byte aligned), the lanes' sums
+ * added by shuffles in a fixed order. */
+__global__ void __launch_bounds__(256)
+row_terms_kernel(const bf16 *__restrict__ dy, const bf16 *__restrict__ y,
+                 const bf16 *__restrict__ bias, const float2 *__restrict__ ce,
+                 const float *__restrict__ mean, const float *__restrict__ rstd,
+                 float4 *__restrict__ rowp, int64_t M, int64_t K, int64_t N) {
+    pdl_wait();
+    pdl_launch_dependents();
+    const int lane = threadIdx.x % 32;
+    const int64_t m = (int64_t)blockIdx.x * 8 + threadIdx.x / 32;
+    if (m >= M) return;
+    float sa = 0.f, sb = 0.f;
+    for (int64_t n = 8 * lane; n < N; n += 256) {
+        const uint4 d = __ldg((const uint4 *)(dy + m * N + n));
+        const uint4 yy = __ldg((const uint4 *)(y + m * N + n));
+        const uint32_t *dw = (const uint32_t *)&d, *yw = (const uint32_t *)&yy;
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const float2 dv = unpack2<bf16>(dw[i]), yv = unpack2<bf16>(yw[i]);
+            const float2 c0 = __ldg(ce + n + 2 * i), c1 = __ldg(ce + n + 2 * i + 1);
+            const float b0 = bias ? __bfloat162float(bias[n + 2 * i]) : 0.f;
+            const float b1 = bias ? __bfloat162float(bias[n + 2 * i + 1]) : 0.f;
+            sa = fmaf(dv.x, c0.x, fmaf(dv.y, c1.x, sa));
+            sb = fmaf(dv.x, yv.x - b0 - c0.y, fmaf(dv.y, yv.y - b1 - c1.y, sb));
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        sa += __shfl_xor_sync(0xffffffffu, sa, o);
+        sb += __shfl_xor_sync(0xffffffffu, sb, o);
+    }
+    if (lane == 0) {
+        const float a = sa / (float)K, b = sb / (float)K, r = rstd[m];
+        rowp[m] = make_float4(r, -r * r * b, -r * a, mean[m]);
+    }
+}
+
+/* Partials of dgamma[k] = sum_n W[n, k] P[n, k] and dbeta[k] = sum_n W[n, k] v[n]: block
+ * (bx, j) owns 1024 columns, a thread four adjacent ones (K % 8 == 0: 16-byte loads of P,
+ * 8-byte loads of W), and share j of the rows n, added in order, four rows' loads in
+ * flight; row j of part_g / part_b, summed over the shares by launch_reduce_partials.
+ * P[n, k] = G[n, k] - u[n] (dW from the raw x), or, where dw_from_x's flag says rows were
+ * off centre, the sum of the fused dW kernel's float32 partials of P over its splits. */
+constexpr int DGB_COLS = 4 * 256;
+__global__ void __launch_bounds__(256)
+dgb_kernel(const bf16 *__restrict__ w, const float *__restrict__ part, int splits,
+           const float2 *__restrict__ uvn, const int *__restrict__ off_centre,
+           float *__restrict__ part_g, float *__restrict__ part_b, int64_t N, int64_t K) {
+    pdl_wait();
+    pdl_launch_dependents();
+    const int64_t k = (int64_t)blockIdx.x * DGB_COLS + 4 * threadIdx.x;
+    if (k >= K) return;
+    const int64_t per = (N + gridDim.y - 1) / gridDim.y, n0 = blockIdx.y * per;
+    const int64_t n1 = min64(N, n0 + per);
+    const bool fallback = *off_centre != 0;
+    float dg[4] = {0.f, 0.f, 0.f, 0.f}, db[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll 4
+    for (int64_t n = n0; n < n1; n++) {
+        const uint2 wv = __ldg((const uint2 *)(w + n * K + k));
+        const float2 w01 = unpack2<bf16>(wv.x), w23 = unpack2<bf16>(wv.y);
+        const float2 uv = __ldg(uvn + n);
+        float4 p;
+        if (fallback) {
+            p = make_float4(0.f, 0.f, 0.f, 0.f);
+            for (int z = 0; z < splits; z++) {
+                const float4 t = *(const float4 *)(part + ((int64_t)z * N + n) * K + k);
+                p.x += t.x, p.y += t.y, p.z += t.z, p.w += t.w;
+            }
+        } else {
+            p = *(const float4 *)(part + n * K + k);
+            p.x -= uv.x, p.y -= uv.x, p.z -= uv.x, p.w -= uv.x;
+        }
+        dg[0] = fmaf(w01.x, p.x, dg[0]), dg[1] = fmaf(w01.y, p.y, dg[1]);
+        dg[2] = fmaf(w23.x, p.z, dg[2]), dg[3] = fmaf(w23.y, p.w, dg[3]);
+        db[0] = fmaf(w01.x, uv.y, db[0]), db[1] = fmaf(w01.y, uv.y, db[1]);
+        db[2] = fmaf(w23.x, uv.y, db[2]), db[3] = fmaf(w23.y, uv.y, db[3]);
+    }
+    *(float4 *)(part_g + (int64_t)blockIdx.y * K + k) = make_float4(dg[0], dg[1], dg[2], dg[3]);
+    *(float4 *)(part_b + (int64_t)blockIdx.y * K + k) = make_float4(db[0], db[1], db[2], db[3]);
+}
+
+} // namespace
+
+bool dx_epilogue_serves(lnl_dtype dt, int64_t M, int64_t K, int64_t N, const device_info &d) {
+    return dt == LNL_DTYPE_BF16 && K % 8 == 0 && N % 8 == 0 && K <= INT32_MAX &&
+           N <= INT32_MAX && M < ((int64_t)1 << 31) && d.major == 9 && d.minor == 0;
+}
+
+bool dx_epilogue_runs(lnl_dtype dt, int64_t M, int64_t K, int64_t N, const void *dy,
+                      const void *x, const void *W, const void *gamma, const void *beta,
+                      const void *y, const void *dx, const device_info &d) {
+    /* TMA needs 16-byte aligned bases (dy, dx; W^T is the workspace's); row_terms_kernel
+     * reads dy and y, prep_sums_kernel W, gamma and beta 16 bytes at a time */
+    return dx_epilogue_serves(dt, M, K, N, d) && aligned16(dy) && aligned16(x) && aligned16(W) &&
+           aligned16(gamma) && aligned16(beta) && aligned16(y) && aligned16(dx) &&
+           tensor_map_encoder() != nullptr;
+}
+
+size_t dx_epilogue_workspace(int64_t M, int64_t K, int64_t N) {
+    return align_up((size_t)K * N * 2, 256) + align_up((size_t)N * 8, 256) +
+           align_up((size_t)M * 16, 256) + align_up((size_t)N * 8, 256);
+}
+
+dx_epilogue_layout dx_epilogue_carve(void *base, int64_t M, int64_t K, int64_t N) {
+    carver c{(char *)base, 0};
+    dx_epilogue_layout l;
+    l.wt = c.take((size_t)K * N * 2);
+    l.ce = (float2 *)c.take((size_t)N * 8);
+    l.rowp = (float4 *)c.take((size_t)M * 16);
+    l.uvn = (float2 *)c.take((size_t)N * 8);
+    return l;
+}
+
+cudaError_t launch_dx_epilogue_prep(const void *W, const void *gamma, const void *beta,
+                                    const dx_epilogue_layout &l, int64_t K, int64_t N,
+                                    cudaStream_t s) {
+    const dim3 grid((unsigned)((K + TP - 1) / TP), (unsigned)((N + TP - 1) / TP));
+    cudaError_t e = launch_dependent(transpose_kernel, grid, dim3(TP, 8), 0, s, (const bf16 *)W,
+                                     (bf16 *)l.wt, N, K);
+    if (e != cudaSuccess) return e;
+    return launch_dependent(prep_sums_kernel, dim3((unsigned)((N + 7) / 8)), dim3(256), 0, s,
+                            (const bf16 *)W, (const bf16 *)gamma, (const bf16 *)beta, l.ce, N, K);
+}
+
+cudaError_t launch_dx_epilogue(const void *dy, const void *y, const void *bias, const void *x,
+                               const void *gamma, const float *mean, const float *rstd,
+                               const dx_epilogue_layout &l, void *dx, int64_t M, int64_t K,
+                               int64_t N, const device_info &d, cudaStream_t s) {
+    cudaError_t e = launch_dependent(row_terms_kernel, dim3((unsigned)((M + 7) / 8)), dim3(256), 0,
+                                     s, (const bf16 *)dy, (const bf16 *)y, (const bf16 *)bias,
+                                     (const float2 *)l.ce, mean, rstd, l.rowp, M, K, N);
+    if (e != cudaSuccess) return e;
+    encode_fn enc = tensor_map_encoder();
+    CUtensorMap ma, mb, mo;
+    if (!make_map(enc, &ma, LNL_DTYPE_BF16, dy, M, N, DX_BM) ||
+        !make_map(enc, &mb, LNL_DTYPE_BF16, l.wt, K, N, DX_BN) ||
+        !make_map(enc, &mo, LNL_DTYPE_BF16, dx, M, K, 16))
+        return cudaErrorInvalidValue;
+    const int64_t tiles = ((M + DX_BM - 1) / DX_BM) * ((K + DX_BN - 1) / DX_BN);
+    const unsigned grid = (unsigned)std::min<int64_t>(tiles, d.sm_count);
+    const void *k = (const void *)dx_epilogue_kernel;
+    /* as the forward's kernels (launch_t in fused_forward_sm90.cu): the shared-memory limit
+     * once per device, again if the launch fails after a context reset dropped it */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        e = raise_smem_limit(k, DX_SMEM, d.device, attempt > 0);
+        if (e != cudaSuccess) return e;
+        dx_epilogue_kernel<<<grid, DX_THREADS, DX_SMEM, s>>>(ma, mb, mo, (const bf16 *)x,
+                                                             (const bf16 *)gamma, l.rowp, M,
+                                                             (int)K, (int)N);
+        e = cudaGetLastError();
+        if (e == cudaSuccess) return e;
+    }
+    return e;
+}
+
+cudaError_t launch_dx_epilogue_dgb(const void *W, const float *part, int splits,
+                                   const int *off_centre, const dx_epilogue_layout &l,
+                                   float *part_g, float *part_b, int64_t shares, int64_t N,
+                                   int64_t K, cudaStream_t s) {
+    const dim3 grid((unsigned)((K + DGB_COLS - 1) / DGB_COLS), (unsigned)shares);
+    return launch_dependent(dgb_kernel, grid, dim3(256), 0, s, (const bf16 *)W, part, splits,
+                            (const float2 *)l.uvn, off_centre, part_g, part_b, N, K);
+}
+
+int64_t dx_epilogue_dgb_shares(int64_t N, int64_t K, int64_t most, const device_info &d) {
+    /* about two blocks an SM, each share at least 8 rows: every share writes a row of
+     * partials (8 K bytes), which at 8 rows a share is an eighth of what it reads of P */
+    const int64_t col_blocks = (K + DGB_COLS - 1) / DGB_COLS;
+    const int64_t want = (2 * (int64_t)d.sm_count + col_blocks - 1) / col_blocks;
+    return std::max<int64_t>(1, std::min<int64_t>({want, (N + 7) / 8, most, 65535}));
+}
+
+} // namespace lnl
