@@ -569,10 +569,11 @@ static lnl_status backward(const lnl_bwd_args *a) {
     /* 3. dxhat = dy @ W, then the LayerNorm backward (reuses the act region); or, epi, dx
      * straight from the GEMM, dgamma and dbeta from W and the dW path's G */
     if (epi) {
-        CU_TRY("dx epilogue prep (W^T, c, e)",
-               launch_dx_epilogue_prep(a->linear_weight, a->ln_weight, a->ln_bias, l.epi, K, N, s));
-        CU_TRY("dx epilogue GEMM", launch_dx_epilogue(a->dy, a->y, a->linear_bias, a->x, a->ln_weight,
-                                                      mean, rstd, l.epi, a->dx, M, K, N, d, s));
+        CU_TRY("dx epilogue prep (W^T, c, f)",
+               launch_dx_epilogue_prep(a->linear_weight, a->ln_weight, a->ln_bias, a->linear_bias,
+                                       l.epi, K, N, s));
+        CU_TRY("dx epilogue GEMM", launch_dx_epilogue(a->dy, a->y, a->x, a->ln_weight, mean, rstd,
+                                                      l.epi, a->dx, M, K, N, d, s));
         if (a->dln_weight || a->dln_bias) {
             const int64_t shares = dx_epilogue_dgb_shares(N, K, plan.G, d);
             CU_TRY("dx epilogue dgamma, dbeta",

@@ -59,41 +59,47 @@ __device__ __forceinline__ uint32_t dx_pair(float4 p, float2 gm, float a0, float
                        fmaf(p.x * gm.y, a1, fmaf(p.y, xv.y - p.w, p.z)));
 }
 
-/* A consumer thread's inputs for one tile: rows g and g + 8 of its warp's 16 (ok: inside
- * M), columns col0 + 8 j (+ 1) for j < 32 (col0 = n0 + 2 q), the first half of its x pairs
- * (the second half is loaded while the first is stored), its rows' values and the first
- * quarter's gamma pairs. Pairs past K (K is a multiple of 8, so a pair is whole or
- * absent) and rows past M read as zero. */
-struct tile_inputs {
-    const bf16 *x0, *x1;
-    bool ok0, ok1;
-    int col0;
+/* A consumer thread's inputs for one tile: rows g and g + 8 of its warp's 16, columns
+ * col0 + 8 j (+ 1) for j < 32 (col0 = n0 + 2 q), the first half of its x pairs (the second
+ * half is loaded while the first is stored), its rows' values and the first quarter's
+ * gamma pairs. EDGE (a tile that crosses row M or column K): pairs past K (K is a multiple
+ * of 8, so a pair is whole or absent) and rows past M read as zero; lim0 and lim1 are
+ * the readable columns of each row from col0, glim those of gamma. A whole tile takes
+ * the loads without the tests (and without their registers). */
+template <bool EDGE> struct tile_inputs {
+    const bf16 *x0, *x1, *gq;
+    int lim0, lim1, glim;
     uint32_t xw[2][16], gw[2][8];
     float4 p0, p1;
-    __device__ __forceinline__ uint32_t x_at(int r, int j, int K) const {
-        const int c = col0 + 8 * j;
-        return (r ? ok1 : ok0) && c < K ? ldg_u32((r ? x1 : x0) + c) : 0u;
+    __device__ __forceinline__ uint32_t x_at(int r, int j) const {
+        if (!EDGE) return ldg_u32((r ? x1 : x0) + 8 * j);
+        return 8 * j < (r ? lim1 : lim0) ? ldg_u32((r ? x1 : x0) + 8 * j) : 0u;
+    }
+    /* gamma's pair at column col0 + c */
+    __device__ __forceinline__ uint32_t gamma_at(int c) const {
+        if (!EDGE) return ldg_u32(gq + c);
+        return c < glim ? ldg_u32(gq + c) : 0u;
     }
     __device__ __forceinline__ tile_inputs(const bf16 *x, const bf16 *gamma, const float4 *rowp,
                                            int64_t wrow, int n0, int64_t M, int K, int g, int q) {
-        ok0 = wrow + g < M;
-        ok1 = wrow + g + 8 < M;
-        col0 = n0 + 2 * q;
-        x0 = x + (wrow + g) * (int64_t)K;
+        const int col0 = n0 + 2 * q;
+        const bool ok0 = !EDGE || wrow + g < M, ok1 = !EDGE || wrow + g + 8 < M;
+        glim = K - col0;
+        lim0 = ok0 ? glim : 0;
+        lim1 = ok1 ? glim : 0;
+        x0 = x + (wrow + g) * (int64_t)K + col0;
         x1 = x0 + 8 * (int64_t)K;
+        gq = gamma + col0;
 #pragma unroll
         for (int j = 0; j < 16; j++) {
-            xw[0][j] = x_at(0, j, K);
-            xw[1][j] = x_at(1, j, K);
+            xw[0][j] = x_at(0, j);
+            xw[1][j] = x_at(1, j);
         }
         const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
         p0 = ok0 ? __ldg(rowp + wrow + g) : zero;
         p1 = ok1 ? __ldg(rowp + wrow + g + 8) : zero;
 #pragma unroll
-        for (int jj = 0; jj < 8; jj++) gw[0][jj] = gamma_at(gamma, col0 + 8 * jj, K);
-    }
-    static __device__ __forceinline__ uint32_t gamma_at(const bf16 *gamma, int c, int K) {
-        return c < K ? (gamma ? ldg_u32(gamma + c) : ONE_PAIR_U) : 0u;
+        for (int jj = 0; jj < 8; jj++) gw[0][jj] = gamma_at(8 * jj);
     }
 };
 
@@ -123,7 +129,8 @@ __device__ __forceinline__ void tile_mainloop(float *acc, uint64_t *full, uint64
  * boxes (the 128-byte swizzle: chunk c of row r at c ^ (r % 8)), then lane 0 hands the box
  * to TMA, which clips rows past M and columns past K. Before a box is written again, lane
  * 0 waits until the engine has read the one issued from it two quarters before. */
-__device__ __forceinline__ void epilogue(const float *acc, tile_inputs &in, const bf16 *gamma,
+template <bool EDGE>
+__device__ __forceinline__ void epilogue(const float *acc, tile_inputs<EDGE> &in,
                                          uint32_t row_addr, unsigned char *stage_out,
                                          const CUtensorMap *map_o, int n0, int64_t wrow,
                                          int64_t M, int K, int lane) {
@@ -133,8 +140,7 @@ __device__ __forceinline__ void epilogue(const float *acc, tile_inputs &in, cons
         if (qt < 3) {
 #pragma unroll
             for (int jj = 0; jj < 8; jj++)
-                in.gw[(qt + 1) & 1][jj] =
-                    tile_inputs::gamma_at(gamma, in.col0 + 64 * (qt + 1) + 8 * jj, K);
+                in.gw[(qt + 1) & 1][jj] = in.gamma_at(64 * (qt + 1) + 8 * jj);
         }
         if (lane == 0) bulk_wait_read<1>();
         __syncwarp();
@@ -151,8 +157,8 @@ __device__ __forceinline__ void epilogue(const float *acc, tile_inputs &in, cons
 #pragma unroll
             for (int jj = 0; jj < 8; jj++) {
                 const int j = (qt + 2) * 8 + jj;
-                in.xw[0][j % 16] = in.x_at(0, j, K);
-                in.xw[1][j % 16] = in.x_at(1, j, K);
+                in.xw[0][j % 16] = in.x_at(0, j);
+                in.xw[1][j % 16] = in.x_at(1, j);
             }
         }
 #pragma unroll
@@ -162,11 +168,31 @@ __device__ __forceinline__ void epilogue(const float *acc, tile_inputs &in, cons
         fence_proxy_async();
         __syncwarp();
         if (lane == 0) {
-            if (wrow < M && n0 + qt * 64 < K)
+            if (!EDGE || (wrow < M && n0 + qt * 64 < K))
                 tma_store_2d(map_o, stage_out + (qt & 1) * 2048, n0 + qt * 64, (int32_t)wrow);
             bulk_commit();
         }
     }
+}
+
+/* One tile of a consumer warpgroup: its inputs, the main loop, the ring's last stage
+ * released, the epilogue. */
+template <bool EDGE>
+__device__ __forceinline__ void consume_tile(float *acc, uint64_t *full, uint64_t *empty,
+                                             unsigned char *sA, unsigned char *sB, uint32_t it0,
+                                             int KT, int cw, int warp, int lane,
+                                             uint32_t row_addr, unsigned char *stage_out,
+                                             const CUtensorMap *map_o, const bf16 *x,
+                                             const bf16 *gamma, const float4 *rowp, int64_t m0,
+                                             int n0, int64_t M, int K) {
+    const int64_t wrow = m0 + cw * 64 + warp * 16;
+    tile_inputs<EDGE> in(x, gamma, rowp, wrow, n0, M, K, lane >> 2, lane & 3);
+    tile_mainloop(acc, full, empty, sA, sB, cw * 64 * 128, it0, KT, lane);
+    wgmma_wait<0>();
+#pragma unroll
+    for (int k = 0; k < DX_BN / 2; k++) fence_regs(acc[k]);
+    if (lane == 0) mbar_arrive(&empty[(it0 + KT - 1) % DX_S]);
+    epilogue<EDGE>(acc, in, row_addr, stage_out, map_o, n0, wrow, M, K, lane);
 }
 
 #endif
@@ -222,7 +248,6 @@ dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_const
     regs_alloc<232>();
     const int cw = __shfl_sync(0xffffffffu, wg - 1, 0);
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-    const int g = lane >> 2, q = lane & 3;
     /* this warp's two staging boxes, and the stmatrix row of this lane (mr + 8 (mi & 1)) */
     unsigned char *const stage_out = sOut + (cw * 4 + warp) * 2 * 2048;
     const uint32_t row_addr = smem_addr(stage_out) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * 128;
@@ -232,57 +257,72 @@ dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_const
         int64_t m0;
         int n0;
         tile_at(tile, tiles_m, tiles_n, DX_BN, &m0, &n0, DX_BM);
-        const int64_t wrow = m0 + cw * 64 + warp * 16;
-        tile_inputs in(x, gamma, rowp, wrow, n0, M, K, g, q);
-        tile_mainloop(acc, full, empty, sA, sB, cw * 64 * 128, it0, KT, lane);
-        wgmma_wait<0>();
-#pragma unroll
-        for (int k = 0; k < DX_BN / 2; k++) fence_regs(acc[k]);
-        if (lane == 0) mbar_arrive(&empty[(it0 + KT - 1) % DX_S]);
-        epilogue(acc, in, gamma, row_addr, stage_out, &map_o, n0, wrow, M, K, lane);
+        if (m0 + DX_BM <= M && n0 + DX_BN <= K)
+            consume_tile<false>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane, row_addr,
+                                stage_out, &map_o, x, gamma, rowp, m0, n0, M, K);
+        else
+            consume_tile<true>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane, row_addr,
+                               stage_out, &map_o, x, gamma, rowp, m0, n0, M, K);
     }
     if (lane == 0) bulk_wait_all();
 #endif
 }
 
-/* W^T (K x N) for the GEMM's B operand, and per row n of W c[n] = sum_k W[n, k] gamma[k]
- * and e[n] = sum_k W[n, k] beta[k] (float32; gamma absent: ones, beta absent: zeros).
- * Block (bx, by) transposes the 32 x 32 tile at rows 32 by, columns 32 bx of W through
- * shared memory; the sums are prep_sums_kernel's. */
-constexpr int TP = 32;
-__global__ void __launch_bounds__(TP * 8)
-transpose_kernel(const bf16 *__restrict__ w, bf16 *__restrict__ wt, int64_t N, int64_t K) {
-    __shared__ bf16 tile[TP][TP + 2];
+/* W^T (K x N) for the GEMM's B operand: block (bx, by) moves the 64 x 64 tile at rows
+ * 64 by, columns 64 bx of W through shared memory, 16-byte chunks both ways (N and K are
+ * multiples of 8, so a chunk is whole or absent). Chunk c of tile row r is kept at chunk
+ * c ^ (r / 8): the 8 elements a thread gathers down a column then lie in 8 different
+ * chunks of their rows, so a warp's gathers hit different banks. Where gamma is absent
+ * the blocks of row 0 also write ones into gamma1 for their columns: the GEMM's epilogue
+ * then always reads a gamma. */
+constexpr int TP = 64;
+__global__ void __launch_bounds__(256)
+transpose_kernel(const bf16 *__restrict__ w, bf16 *__restrict__ wt, bf16 *__restrict__ gamma1,
+                 int64_t N, int64_t K) {
+    __shared__ __align__(16) bf16 tile[TP][TP];
     pdl_wait(); /* launched by launch_dependent */
     pdl_launch_dependents();
     const int64_t n0 = (int64_t)blockIdx.y * TP, k0 = (int64_t)blockIdx.x * TP;
-    for (int r = threadIdx.y; r < TP; r += 8) {
-        const int64_t n = n0 + r, k = k0 + threadIdx.x;
-        if (n < N && k < K) tile[r][threadIdx.x] = w[n * K + k];
+    const int cc = threadIdx.x % 8, rr = threadIdx.x / 8; /* a chunk of a row, a row of 32 */
+    for (int r = rr; r < TP; r += 32) {
+        const int64_t n = n0 + r, k = k0 + 8 * cc;
+        if (n < N && k < K)
+            *(uint4 *)&tile[r][8 * (cc ^ (r / 8))] = __ldg((const uint4 *)(w + n * K + k));
     }
+    if (gamma1 && blockIdx.y == 0 && threadIdx.x < TP && k0 + threadIdx.x < K)
+        gamma1[k0 + threadIdx.x] = __float2bfloat16(1.f);
     __syncthreads();
-    for (int r = threadIdx.y; r < TP; r += 8) {
-        const int64_t k = k0 + r, n = n0 + threadIdx.x;
-        if (n < N && k < K) wt[k * N + n] = tile[threadIdx.x][r];
+    for (int r = rr; r < TP; r += 32) { /* row r of the W^T tile: column k0 + r of W */
+        const int64_t k = k0 + r, n = n0 + 8 * cc;
+        if (n < N && k < K) {
+            bf16 v[8]; /* rows 8 cc + i of the W tile: their chunk r / 8 sits at (r / 8) ^ cc */
+#pragma unroll
+            for (int i = 0; i < 8; i++) v[i] = tile[8 * cc + i][8 * ((r / 8) ^ cc) + r % 8];
+            uint4 o;
+            memcpy(&o, v, 16);
+            *(uint4 *)(wt + k * N + n) = o;
+        }
     }
 }
 
-/* c and e of one row of W a warp: 16-byte chunks (K % 8 == 0, W, gamma and beta 16-byte
- * aligned), four in flight a lane, the lanes' sums added by shuffles in a fixed order. */
+/* Per row n of W: c[n] = sum_k W[n, k] gamma[k] and f[n] = sum_k W[n, k] beta[k] + bias[n]
+ * (float32; gamma absent: ones, beta and bias absent: zeros), a block a row, 16-byte chunks
+ * (K % 8 == 0, W, gamma and beta 16-byte aligned); the threads' sums added in a fixed
+ * order (shuffles, then the warps' in warp order). */
 __device__ __forceinline__ uint4 ldg16(const bf16 *p) { return __ldg((const uint4 *)p); }
 __global__ void __launch_bounds__(256)
 prep_sums_kernel(const bf16 *__restrict__ w, const bf16 *__restrict__ gamma,
-                 const bf16 *__restrict__ beta, float2 *__restrict__ ce, int64_t N, int64_t K) {
+                 const bf16 *__restrict__ beta, const bf16 *__restrict__ bias,
+                 float2 *__restrict__ cf, int64_t N, int64_t K) {
+    __shared__ float2 warp_sum[8];
     pdl_wait();
     pdl_launch_dependents();
-    const int lane = threadIdx.x % 32;
-    const int64_t n = (int64_t)blockIdx.x * 8 + threadIdx.x / 32;
-    if (n >= N) return;
+    const int64_t n = blockIdx.x;
     const uint4 ones = make_uint4(ONE_PAIR_U, ONE_PAIR_U, ONE_PAIR_U, ONE_PAIR_U);
     const uint4 zeros = make_uint4(0u, 0u, 0u, 0u);
     float c = 0.f, e = 0.f;
-#pragma unroll 4
-    for (int64_t k = 8 * lane; k < K; k += 256) {
+#pragma unroll 2
+    for (int64_t k = 8 * threadIdx.x; k < K; k += 8 * 256) {
         const uint4 wv = ldg16(w + n * K + k);
         const uint4 gv = gamma ? ldg16(gamma + k) : ones, bv = beta ? ldg16(beta + k) : zeros;
         const uint32_t *ww = (const uint32_t *)&wv, *gw = (const uint32_t *)&gv,
@@ -300,37 +340,43 @@ prep_sums_kernel(const bf16 *__restrict__ w, const bf16 *__restrict__ gamma,
         c += __shfl_xor_sync(0xffffffffu, c, o);
         e += __shfl_xor_sync(0xffffffffu, e, o);
     }
-    if (lane == 0) ce[n] = make_float2(c, e);
+    if (threadIdx.x % 32 == 0) warp_sum[threadIdx.x / 32] = make_float2(c, e);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float2 t = warp_sum[0];
+        for (int i = 1; i < 8; i++) t.x += warp_sum[i].x, t.y += warp_sum[i].y;
+        cf[n] = make_float2(t.x, t.y + (bias ? __bfloat162float(bias[n]) : 0.f));
+    }
 }
 
-/* Each row's epilogue values from dy and y (M x N) and {c, e} (N pairs):
- *   a = dy . c / K,  b = (dy . (y - bias) - dy . e) / K,
+/* Each row's epilogue values from dy and y (M x N) and {c, f} (N pairs):
+ *   a = dy . c / K,  b = dy . (y - f) / K,   (y - f = xhat (W * gamma)^T)
  *   rowp = {r, -r^2 b, -r a, mean} with r = rstd.
- * A warp a row, 16-byte chunks (N % 8 == 0, dy and y 16-byte aligned), the lanes' sums
- * added by shuffles in a fixed order. */
+ * A warp a row, 16-byte chunks of dy and y (N % 8 == 0, both 16-byte aligned) and the
+ * chunk's {c, f} as four 16-byte loads, two chunks' loads in flight a lane; the lanes'
+ * sums added by shuffles in a fixed order. */
 __global__ void __launch_bounds__(256)
 row_terms_kernel(const bf16 *__restrict__ dy, const bf16 *__restrict__ y,
-                 const bf16 *__restrict__ bias, const float2 *__restrict__ ce,
-                 const float *__restrict__ mean, const float *__restrict__ rstd,
-                 float4 *__restrict__ rowp, int64_t M, int64_t K, int64_t N) {
+                 const float2 *__restrict__ cf, const float *__restrict__ mean,
+                 const float *__restrict__ rstd, float4 *__restrict__ rowp, int64_t M,
+                 int64_t K, int64_t N) {
     pdl_wait();
     pdl_launch_dependents();
     const int lane = threadIdx.x % 32;
     const int64_t m = (int64_t)blockIdx.x * 8 + threadIdx.x / 32;
     if (m >= M) return;
     float sa = 0.f, sb = 0.f;
+#pragma unroll 2
     for (int64_t n = 8 * lane; n < N; n += 256) {
         const uint4 d = __ldg((const uint4 *)(dy + m * N + n));
         const uint4 yy = __ldg((const uint4 *)(y + m * N + n));
         const uint32_t *dw = (const uint32_t *)&d, *yw = (const uint32_t *)&yy;
 #pragma unroll
         for (int i = 0; i < 4; i++) {
+            const float4 t = __ldg((const float4 *)(cf + n + 2 * i)); /* {c, f} of two columns */
             const float2 dv = unpack2<bf16>(dw[i]), yv = unpack2<bf16>(yw[i]);
-            const float2 c0 = __ldg(ce + n + 2 * i), c1 = __ldg(ce + n + 2 * i + 1);
-            const float b0 = bias ? __bfloat162float(bias[n + 2 * i]) : 0.f;
-            const float b1 = bias ? __bfloat162float(bias[n + 2 * i + 1]) : 0.f;
-            sa = fmaf(dv.x, c0.x, fmaf(dv.y, c1.x, sa));
-            sb = fmaf(dv.x, yv.x - b0 - c0.y, fmaf(dv.y, yv.y - b1 - c1.y, sb));
+            sa = fmaf(dv.x, t.x, fmaf(dv.y, t.z, sa));
+            sb = fmaf(dv.x, yv.x - t.y, fmaf(dv.y, yv.y - t.w, sb));
         }
     }
 #pragma unroll
@@ -361,28 +407,33 @@ dgb_kernel(const bf16 *__restrict__ w, const float *__restrict__ part, int split
     if (k >= K) return;
     const int64_t per = (N + gridDim.y - 1) / gridDim.y, n0 = blockIdx.y * per;
     const int64_t n1 = min64(N, n0 + per);
-    const bool fallback = *off_centre != 0;
     float dg[4] = {0.f, 0.f, 0.f, 0.f}, db[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll 4
-    for (int64_t n = n0; n < n1; n++) {
+    /* one row's terms, given its P */
+    auto add = [&](int64_t n, float4 p, float v) {
         const uint2 wv = __ldg((const uint2 *)(w + n * K + k));
         const float2 w01 = unpack2<bf16>(wv.x), w23 = unpack2<bf16>(wv.y);
-        const float2 uv = __ldg(uvn + n);
-        float4 p;
-        if (fallback) {
-            p = make_float4(0.f, 0.f, 0.f, 0.f);
-            for (int z = 0; z < splits; z++) {
-                const float4 t = *(const float4 *)(part + ((int64_t)z * N + n) * K + k);
-                p.x += t.x, p.y += t.y, p.z += t.z, p.w += t.w;
-            }
-        } else {
-            p = *(const float4 *)(part + n * K + k);
-            p.x -= uv.x, p.y -= uv.x, p.z -= uv.x, p.w -= uv.x;
-        }
         dg[0] = fmaf(w01.x, p.x, dg[0]), dg[1] = fmaf(w01.y, p.y, dg[1]);
         dg[2] = fmaf(w23.x, p.z, dg[2]), dg[3] = fmaf(w23.y, p.w, dg[3]);
-        db[0] = fmaf(w01.x, uv.y, db[0]), db[1] = fmaf(w01.y, uv.y, db[1]);
-        db[2] = fmaf(w23.x, uv.y, db[2]), db[3] = fmaf(w23.y, uv.y, db[3]);
+        db[0] = fmaf(w01.x, v, db[0]), db[1] = fmaf(w01.y, v, db[1]);
+        db[2] = fmaf(w23.x, v, db[2]), db[3] = fmaf(w23.y, v, db[3]);
+    };
+    if (*off_centre == 0) {
+#pragma unroll 4
+        for (int64_t n = n0; n < n1; n++) {
+            const float2 uv = __ldg(uvn + n);
+            float4 p = __ldg((const float4 *)(part + n * K + k));
+            p.x -= uv.x, p.y -= uv.x, p.z -= uv.x, p.w -= uv.x;
+            add(n, p, uv.y);
+        }
+    } else {
+        for (int64_t n = n0; n < n1; n++) {
+            float4 p = make_float4(0.f, 0.f, 0.f, 0.f);
+            for (int z = 0; z < splits; z++) {
+                const float4 t = __ldg((const float4 *)(part + ((int64_t)z * N + n) * K + k));
+                p.x += t.x, p.y += t.y, p.z += t.z, p.w += t.w;
+            }
+            add(n, p, __ldg(uvn + n).y);
+        }
     }
     *(float4 *)(part_g + (int64_t)blockIdx.y * K + k) = make_float4(dg[0], dg[1], dg[2], dg[3]);
     *(float4 *)(part_b + (int64_t)blockIdx.y * K + k) = make_float4(db[0], db[1], db[2], db[3]);
@@ -407,37 +458,40 @@ bool dx_epilogue_runs(lnl_dtype dt, int64_t M, int64_t K, int64_t N, const void 
 
 size_t dx_epilogue_workspace(int64_t M, int64_t K, int64_t N) {
     return align_up((size_t)K * N * 2, 256) + align_up((size_t)N * 8, 256) +
-           align_up((size_t)M * 16, 256) + align_up((size_t)N * 8, 256);
+           align_up((size_t)M * 16, 256) + align_up((size_t)N * 8, 256) +
+           align_up((size_t)K * 2, 256);
 }
 
 dx_epilogue_layout dx_epilogue_carve(void *base, int64_t M, int64_t K, int64_t N) {
     carver c{(char *)base, 0};
     dx_epilogue_layout l;
     l.wt = c.take((size_t)K * N * 2);
-    l.ce = (float2 *)c.take((size_t)N * 8);
+    l.cf = (float2 *)c.take((size_t)N * 8);
     l.rowp = (float4 *)c.take((size_t)M * 16);
     l.uvn = (float2 *)c.take((size_t)N * 8);
+    l.gamma1 = c.take((size_t)K * 2);
     return l;
 }
 
 cudaError_t launch_dx_epilogue_prep(const void *W, const void *gamma, const void *beta,
-                                    const dx_epilogue_layout &l, int64_t K, int64_t N,
-                                    cudaStream_t s) {
+                                    const void *bias, const dx_epilogue_layout &l, int64_t K,
+                                    int64_t N, cudaStream_t s) {
     const dim3 grid((unsigned)((K + TP - 1) / TP), (unsigned)((N + TP - 1) / TP));
-    cudaError_t e = launch_dependent(transpose_kernel, grid, dim3(TP, 8), 0, s, (const bf16 *)W,
-                                     (bf16 *)l.wt, N, K);
+    cudaError_t e = launch_dependent(transpose_kernel, grid, dim3(256), 0, s, (const bf16 *)W,
+                                     (bf16 *)l.wt, gamma ? nullptr : (bf16 *)l.gamma1, N, K);
     if (e != cudaSuccess) return e;
-    return launch_dependent(prep_sums_kernel, dim3((unsigned)((N + 7) / 8)), dim3(256), 0, s,
-                            (const bf16 *)W, (const bf16 *)gamma, (const bf16 *)beta, l.ce, N, K);
+    return launch_dependent(prep_sums_kernel, dim3((unsigned)N), dim3(256), 0, s,
+                            (const bf16 *)W, (const bf16 *)gamma, (const bf16 *)beta,
+                            (const bf16 *)bias, l.cf, N, K);
 }
 
-cudaError_t launch_dx_epilogue(const void *dy, const void *y, const void *bias, const void *x,
-                               const void *gamma, const float *mean, const float *rstd,
-                               const dx_epilogue_layout &l, void *dx, int64_t M, int64_t K,
-                               int64_t N, const device_info &d, cudaStream_t s) {
+cudaError_t launch_dx_epilogue(const void *dy, const void *y, const void *x, const void *gamma,
+                               const float *mean, const float *rstd, const dx_epilogue_layout &l,
+                               void *dx, int64_t M, int64_t K, int64_t N, const device_info &d,
+                               cudaStream_t s) {
     cudaError_t e = launch_dependent(row_terms_kernel, dim3((unsigned)((M + 7) / 8)), dim3(256), 0,
-                                     s, (const bf16 *)dy, (const bf16 *)y, (const bf16 *)bias,
-                                     (const float2 *)l.ce, mean, rstd, l.rowp, M, K, N);
+                                     s, (const bf16 *)dy, (const bf16 *)y, (const float2 *)l.cf,
+                                     mean, rstd, l.rowp, M, K, N);
     if (e != cudaSuccess) return e;
     encode_fn enc = tensor_map_encoder();
     CUtensorMap ma, mb, mo;
@@ -447,15 +501,15 @@ cudaError_t launch_dx_epilogue(const void *dy, const void *y, const void *bias, 
         return cudaErrorInvalidValue;
     const int64_t tiles = ((M + DX_BM - 1) / DX_BM) * ((K + DX_BN - 1) / DX_BN);
     const unsigned grid = (unsigned)std::min<int64_t>(tiles, d.sm_count);
+    const bf16 *g = (const bf16 *)(gamma ? gamma : l.gamma1);
     const void *k = (const void *)dx_epilogue_kernel;
     /* as the forward's kernels (launch_t in fused_forward_sm90.cu): the shared-memory limit
      * once per device, again if the launch fails after a context reset dropped it */
     for (int attempt = 0; attempt < 2; attempt++) {
         e = raise_smem_limit(k, DX_SMEM, d.device, attempt > 0);
         if (e != cudaSuccess) return e;
-        dx_epilogue_kernel<<<grid, DX_THREADS, DX_SMEM, s>>>(ma, mb, mo, (const bf16 *)x,
-                                                             (const bf16 *)gamma, l.rowp, M,
-                                                             (int)K, (int)N);
+        dx_epilogue_kernel<<<grid, DX_THREADS, DX_SMEM, s>>>(ma, mb, mo, (const bf16 *)x, g, l.rowp,
+                                                             M, (int)K, (int)N);
         e = cudaGetLastError();
         if (e == cudaSuccess) return e;
     }
@@ -472,10 +526,10 @@ cudaError_t launch_dx_epilogue_dgb(const void *W, const float *part, int splits,
 }
 
 int64_t dx_epilogue_dgb_shares(int64_t N, int64_t K, int64_t most, const device_info &d) {
-    /* about two blocks an SM, each share at least 8 rows: every share writes a row of
+    /* about four blocks an SM, each share at least 8 rows: every share writes a row of
      * partials (8 K bytes), which at 8 rows a share is an eighth of what it reads of P */
     const int64_t col_blocks = (K + DGB_COLS - 1) / DGB_COLS;
-    const int64_t want = (2 * (int64_t)d.sm_count + col_blocks - 1) / col_blocks;
+    const int64_t want = (4 * (int64_t)d.sm_count + col_blocks - 1) / col_blocks;
     return std::max<int64_t>(1, std::min<int64_t>({want, (N + 7) / 8, most, 65535}));
 }
 

@@ -16,26 +16,28 @@ bool dx_epilogue_runs(lnl_dtype dt, int64_t M, int64_t K, int64_t N, const void 
                       const void *x, const void *W, const void *gamma, const void *beta,
                       const void *y, const void *dx, const device_info &d);
 
-/* Its workspace: W^T (K x N bf16), {c, e} per column of dy (N float2), each row's
- * epilogue values (M float4) and {u, v} per column (N float2, from the dW finish). */
+/* Its workspace: W^T (K x N bf16), {c, f} per column of dy (N float2; c = W gamma,
+ * f = W beta + bias), each row's epilogue values (M float4), {u, v} per column (N float2,
+ * from the dW finish) and K bf16 ones (gamma's stand-in where it is absent). */
 struct dx_epilogue_layout {
     void *wt;
-    float2 *ce;
+    float2 *cf;
     float4 *rowp;
     float2 *uvn;
+    void *gamma1;
 };
 size_t dx_epilogue_workspace(int64_t M, int64_t K, int64_t N);
 dx_epilogue_layout dx_epilogue_carve(void *base, int64_t M, int64_t K, int64_t N);
 
-/* W^T and {c, e}: needs W, gamma (may be null: ones), beta (may be null: zeros). */
+/* W^T and {c, f}: needs W; gamma (may be null: ones), beta and bias (may be null: zeros). */
 cudaError_t launch_dx_epilogue_prep(const void *W, const void *gamma, const void *beta,
-                                    const dx_epilogue_layout &l, int64_t K, int64_t N,
-                                    cudaStream_t s);
-/* The rows' values from dy, y and bias (may be null), then the GEMM writing dx. */
-cudaError_t launch_dx_epilogue(const void *dy, const void *y, const void *bias, const void *x,
-                               const void *gamma, const float *mean, const float *rstd,
-                               const dx_epilogue_layout &l, void *dx, int64_t M, int64_t K,
-                               int64_t N, const device_info &d, cudaStream_t s);
+                                    const void *bias, const dx_epilogue_layout &l, int64_t K,
+                                    int64_t N, cudaStream_t s);
+/* The rows' values from dy and y, then the GEMM writing dx (after the prep). */
+cudaError_t launch_dx_epilogue(const void *dy, const void *y, const void *x, const void *gamma,
+                               const float *mean, const float *rstd, const dx_epilogue_layout &l,
+                               void *dx, int64_t M, int64_t K, int64_t N, const device_info &d,
+                               cudaStream_t s);
 /* dgamma and dbeta partials (shares rows of K floats each) from W, the dW path's float32
  * G (or, where *off_centre, its fallback's `splits` partials of P) and l.uvn. */
 cudaError_t launch_dx_epilogue_dgb(const void *W, const float *part, int splits,
