@@ -1,5 +1,5 @@
 // The PyTorch adapter of liblnlinear in C++: a torch::autograd::Function whose forward
-// calls lnl_forward and whose backward calls lnl_backward, registered as the op
+// calls lnl_forward and whose backward calls lnl_backward_ex, registered as the op
 // lnlinear_cpp::layernorm_linear. It is the eager fast path's node (python/lnlinear/
 // _cpp.py loads it): the forward is one C++ call from Python, and the backward runs in
 // the autograd engine's thread without Python, so it never waits for the GIL.
@@ -45,11 +45,12 @@ using torch::autograd::variable_list;
 
 struct Lib {
     decltype(&lnl_forward) forward;
-    decltype(&lnl_backward) backward;
+    decltype(&lnl_backward_ex) backward_ex;
     decltype(&lnl_forward_workspace_size) forward_workspace_size;
     decltype(&lnl_backward_workspace_size) backward_workspace_size;
     decltype(&lnl_last_error) last_error;
     decltype(&lnl_status_string) status_string;
+    decltype(&lnl_backward_wants_y) backward_wants_y;
 };
 
 // Published once by bind() before any call (ops are registered at load, bound right
@@ -63,8 +64,10 @@ const Lib &lib() {
     return *l;
 }
 
+void clear_answers(); // below: the per-problem answers of the previous table
+
 void bind(std::vector<int64_t> addresses) {
-    TORCH_CHECK_VALUE(addresses.size() == 6, "lnlinear_cpp::bind takes 6 addresses, got ",
+    TORCH_CHECK_VALUE(addresses.size() == 7, "lnlinear_cpp::bind takes 7 addresses, got ",
                       addresses.size());
     for (int64_t a : addresses)
         TORCH_CHECK_VALUE(a != 0, "lnlinear_cpp::bind: a NULL address");
@@ -74,12 +77,14 @@ void bind(std::vector<int64_t> addresses) {
             static_cast<uintptr_t>(addresses[i]));
     };
     fn(0, l->forward);
-    fn(1, l->backward);
+    fn(1, l->backward_ex);
     fn(2, l->forward_workspace_size);
     fn(3, l->backward_workspace_size);
     fn(4, l->last_error);
     fn(5, l->status_string);
+    fn(6, l->backward_wants_y);
     g_lib.store(l, std::memory_order_release);
+    clear_answers();
 }
 
 // A failed status as the exception Python's _clib.check raises, with the same text:
@@ -148,8 +153,9 @@ lnl_problem problem_of(const at::Tensor &x, int64_t N, double eps, int64_t strat
 
 // ---- workspaces ----
 
-// Workspace sizes per problem, as ops.py's _calls keeps them: asking the library
-// validates the whole problem each time. Cleared past 512 problems.
+// Workspace sizes and lnl_backward_wants_y per problem, as ops.py's _calls keeps them:
+// asking the library validates the whole problem each time. Cleared past 512 problems,
+// and by bind (another table's functions may answer otherwise).
 struct ProblemKey {
     lnl_problem p;
     bool operator==(const ProblemKey &o) const { return std::memcmp(&p, &o.p, sizeof p) == 0; }
@@ -165,10 +171,18 @@ struct ProblemHash {
     }
 };
 
-std::mutex g_sizes_mutex;
-std::unordered_map<ProblemKey, size_t, ProblemHash> g_sizes[2]; // forward, backward
+enum Query { kForwardWorkspace, kBackwardWorkspace, kBackwardWantsY, kQueries };
 
-size_t workspace_bytes(const lnl_problem &p, int which) {
+std::mutex g_sizes_mutex;
+std::unordered_map<ProblemKey, size_t, ProblemHash> g_sizes[kQueries];
+
+void clear_answers() {
+    std::lock_guard<std::mutex> g(g_sizes_mutex);
+    for (auto &m : g_sizes) m.clear();
+}
+
+// The library's answer to one of the Query questions about p, cached.
+size_t ask(const lnl_problem &p, Query which) {
     ProblemKey key;
     std::memset(&key.p, 0, sizeof key.p); // padding bytes compare equal
     key.p.rows = p.rows;
@@ -186,7 +200,9 @@ size_t workspace_bytes(const lnl_problem &p, int which) {
         if (it != g_sizes[which].end()) return it->second;
     }
     const Lib &l = lib();
-    size_t n = which == 0 ? l.forward_workspace_size(&p) : l.backward_workspace_size(&p);
+    size_t n = which == kForwardWorkspace    ? l.forward_workspace_size(&p)
+               : which == kBackwardWorkspace ? l.backward_workspace_size(&p)
+                                             : size_t(l.backward_wants_y(&p) == 1);
     std::lock_guard<std::mutex> g(g_sizes_mutex);
     if (g_sizes[which].size() >= 512) g_sizes[which].clear();
     g_sizes[which].emplace(key, n);
@@ -230,7 +246,7 @@ std::vector<int64_t> cached_workspaces() {
 }
 
 at::Tensor workspace(const lnl_problem &p, int which, const c10::Device &dev, size_t *nbytes) {
-    *nbytes = workspace_bytes(p, which);
+    *nbytes = ask(p, which == 0 ? kForwardWorkspace : kBackwardWorkspace);
     if (*nbytes == 0) return at::Tensor();
     auto opts = at::TensorOptions().dtype(at::kByte).device(dev);
     const int64_t n = static_cast<int64_t>(*nbytes);
@@ -308,10 +324,23 @@ class LayerNormLinearFn : public torch::autograd::Function<LayerNormLinearFn> {
                               bool keep_ln_out, int64_t strategy) {
         ForwardOut o = forward_body(x, ln_weight, ln_bias, linear_weight, linear_bias, eps,
                                     keep_ln_out, strategy, /*stats=*/true);
-        // What LayerNormLinearFunction saves: x, the parameters, mean, rstd, and ln_out
-        // only when kept (undefined tensors save as undefined).
+        // y (and linear_bias) for the backward's dx epilogue, as ops._keeps_y decides: only
+        // where lnl_backward_wants_y says the backward reads it and dx and dlinear_weight are
+        // both wanted (edges: x 0, ln_weight and ln_bias where given, then linear_weight),
+        // never beside a kept ln_out. y is the output itself, no copy: changing it in place
+        // before the backward is autograd's version-counter error, as for any saved output.
+        const int64_t w_edge = 1 + (ln_weight.has_value() && ln_weight->defined()) +
+                               (ln_bias.has_value() && ln_bias->defined());
+        const bool keep_y = !keep_ln_out && ctx->needs_input_grad(0) &&
+                            ctx->needs_input_grad(w_edge) &&
+                            ask(problem_of(x, linear_weight.size(0), eps, strategy),
+                                kBackwardWantsY) != 0;
+        // What LayerNormLinearFunction saves: x, the parameters, mean, rstd, ln_out only
+        // when kept, y and linear_bias only when keep_y (undefined tensors save as undefined).
         ctx->save_for_backward({x, ln_weight.value_or(at::Tensor()), ln_bias.value_or(at::Tensor()),
-                                linear_weight, o.mean, o.rstd, o.ln_out});
+                                linear_weight, o.mean, o.rstd, o.ln_out,
+                                keep_y ? o.y : at::Tensor(),
+                                keep_y ? linear_bias.value_or(at::Tensor()) : at::Tensor()});
         ctx->saved_data["eps"] = eps;
         ctx->saved_data["strategy"] = strategy;
         ctx->saved_data["has_linear_bias"] = linear_bias.has_value() && linear_bias->defined();
@@ -322,6 +351,7 @@ class LayerNormLinearFn : public torch::autograd::Function<LayerNormLinearFn> {
         const variable_list saved = ctx->get_saved_variables();
         const at::Tensor &x = saved[0], &lnw = saved[1], &lnb = saved[2], &w = saved[3];
         const at::Tensor &mean = saved[4], &rstd = saved[5], &ln_out = saved[6];
+        const at::Tensor &y = saved[7], &linear_bias = saved[8];
         const bool has_b = ctx->saved_data["has_linear_bias"].toBool();
         // needs_input_grad counts only the tensor inputs that were given (an absent
         // optional has no edge), in argument order.
@@ -339,7 +369,7 @@ class LayerNormLinearFn : public torch::autograd::Function<LayerNormLinearFn> {
         const at::Tensor dy = grads[0].contiguous();
         const at::Tensor xc = x.contiguous(), lnwc = contig(lnw), lnbc = contig(lnb);
         const at::Tensor wc = w.contiguous(), meanc = contig(mean), rstdc = contig(rstd);
-        const at::Tensor ln_outc = contig(ln_out);
+        const at::Tensor ln_outc = contig(ln_out), yc = contig(y), lbc = contig(linear_bias);
         const int64_t M = xc.size(0), K = xc.size(1), N = wc.size(0);
         const int64_t shapes[5][2] = {{M, K}, {K, -1}, {K, -1}, {N, K}, {N, -1}};
         for (int i = 0; i < 5; ++i) {
@@ -358,11 +388,27 @@ class LayerNormLinearFn : public torch::autograd::Function<LayerNormLinearFn> {
                                    ctx->saved_data["strategy"].toInt());
         size_t ws_bytes = 0;
         at::Tensor ws = workspace(p, 1, dev, &ws_bytes);
-        lnl_status st =
-            lib().backward(&p, dy.data_ptr(), xc.data_ptr(), ptr(lnwc), ptr(lnbc), wc.data_ptr(),
-                           ptr(meanc), ptr(rstdc), ptr(ln_outc), ptr(out[0]), ptr(out[1]),
-                           ptr(out[2]), ptr(out[3]), ptr(out[4]), ptr(ws), ws_bytes);
-        if (st != LNL_STATUS_SUCCESS) raise_status(st, "lnl_backward");
+        lnl_backward_args a;
+        std::memset(&a, 0, sizeof a);
+        a.dy = dy.data_ptr();
+        a.x = xc.data_ptr();
+        a.ln_weight = ptr(lnwc);
+        a.ln_bias = ptr(lnbc);
+        a.linear_weight = wc.data_ptr();
+        a.mean = ptr(meanc);
+        a.rstd = ptr(rstdc);
+        a.ln_out = ptr(ln_outc);
+        a.dx = ptr(out[0]);
+        a.dln_weight = ptr(out[1]);
+        a.dln_bias = ptr(out[2]);
+        a.dlinear_weight = ptr(out[3]);
+        a.dlinear_bias = ptr(out[4]);
+        a.workspace = ptr(ws);
+        a.workspace_bytes = ws_bytes;
+        a.y = ptr(yc);
+        a.linear_bias = ptr(lbc);
+        lnl_status st = lib().backward_ex(&p, &a);
+        if (st != LNL_STATUS_SUCCESS) raise_status(st, "lnl_backward_ex");
         return out;
     }
 };

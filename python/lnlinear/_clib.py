@@ -7,7 +7,7 @@ import os
 
 __all__ = [
     "LnlError", "LnlInvalidArgument", "LnlUnsupported", "LnlOutOfMemory",
-    "LnlWorkspaceTooSmall", "LnlDeviceError", "Problem", "lib", "check",
+    "LnlWorkspaceTooSmall", "LnlDeviceError", "Problem", "BackwardArgs", "lib", "check",
     "DTYPE_F32", "DTYPE_F64", "DTYPE_BF16", "DTYPE_F16", "DEVICE_CPU", "DEVICE_CUDA",
     "STRATEGY_AUTO", "STRATEGY_FUSED", "STRATEGY_UNFUSED", "STRATEGY_REFERENCE",
     "library_path", "version",
@@ -70,6 +70,18 @@ class Problem(ctypes.Structure):
     ]
 
 
+class BackwardArgs(ctypes.Structure):
+    """struct lnl_backward_args (lnl_backward_ex): every pointer a c_void_p, None = NULL."""
+
+    _fields_ = [(name, ctypes.c_void_p) for name in (
+        "dy", "x", "ln_weight", "ln_bias", "linear_weight", "mean", "rstd", "ln_out",
+        "dx", "dln_weight", "dln_bias", "dlinear_weight", "dlinear_bias", "workspace")] + [
+        ("workspace_bytes", ctypes.c_size_t),
+        ("y", ctypes.c_void_p),
+        ("linear_bias", ctypes.c_void_p),
+    ]
+
+
 def _find_library():
     env = os.environ.get("LNLINEAR_LIBRARY")
     if env:
@@ -101,6 +113,8 @@ def _load():
     sigs = {
         "lnl_forward": (st, [P] + [vp] * 10 + [sz]),
         "lnl_backward": (st, [P] + [vp] * 14 + [sz]),
+        "lnl_backward_ex": (st, [P, ctypes.POINTER(BackwardArgs)]),
+        "lnl_backward_wants_y": (ctypes.c_int, [P]),
         "lnl_forward_workspace_size": (sz, [P]),
         "lnl_backward_workspace_size": (sz, [P]),
         "lnl_check": (st, [P]),

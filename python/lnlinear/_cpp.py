@@ -21,13 +21,14 @@ import torch
 from . import _clib
 
 __all__ = ["available", "reason", "path", "layernorm_linear", "call", "serves", "set_enabled",
-           "set_devices", "cached_workspaces"]
+           "set_devices", "cached_workspaces", "bind"]
 
 _FILE = "liblnlinear_torch.so"
 
 # The library functions the op calls, in the order lnlinear_cpp::bind takes them.
-_BOUND = ("lnl_forward", "lnl_backward", "lnl_forward_workspace_size",
-          "lnl_backward_workspace_size", "lnl_last_error", "lnl_status_string")
+_BOUND = ("lnl_forward", "lnl_backward_ex", "lnl_forward_workspace_size",
+          "lnl_backward_workspace_size", "lnl_last_error", "lnl_status_string",
+          "lnl_backward_wants_y")
 
 path = None          # the extension loaded, or None
 reason = ""          # why it is not in use, when it is not
@@ -60,13 +61,31 @@ def _load():
         reason = f"cannot load {candidate}: {e}"
         warnings.warn(f"lnlinear: {reason}; using the Python autograd path", RuntimeWarning)
         return
-    torch.ops.lnlinear_cpp.bind(
-        [ctypes.cast(getattr(_clib.lib, name), ctypes.c_void_p).value for name in _BOUND])
+    _bind_addresses({})
     path = candidate
     layernorm_linear = torch.ops.lnlinear_cpp.layernorm_linear.default
     # The overload's builtin itself: one Python frame (OpOverload.__call__) fewer a call.
     _op = getattr(layernorm_linear, "_op", layernorm_linear)
     serves = _ALL
+
+
+def _bind_addresses(overrides):
+    torch.ops.lnlinear_cpp.bind(
+        [overrides.get(name) or ctypes.cast(_clib.lib[name], ctypes.c_void_p).value
+         for name in _BOUND])
+
+
+def bind(overrides=None):
+    """Bind the op again to the functions of the library _clib loaded, with overrides
+    ({function name: address}) in place of some: for tests (a stand-in for
+    lnl_backward_wants_y); bind() restores the library's own. The op forgets the answers
+    (workspace sizes, lnl_backward_wants_y) it cached from the previous functions."""
+    if not available():
+        raise RuntimeError(f"lnlinear: the C++ autograd op is not available: {reason}")
+    unknown = set(overrides or ()) - set(_BOUND)
+    if unknown:
+        raise ValueError(f"lnlinear: not functions the op calls: {sorted(unknown)}")
+    _bind_addresses(overrides or {})
 
 
 def available():
@@ -120,7 +139,7 @@ def _lnl_error(e):
 def call(x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_ln_out, strategy):
     """y from lnlinear_cpp::layernorm_linear (x [M, K], operands checked by the caller);
     a failed lnl_forward raises the package's exception, as the Python path does. A
-    failed lnl_backward, raised in the autograd engine, keeps torch's class (ValueError
+    failed lnl_backward_ex, raised in the autograd engine, keeps torch's class (ValueError
     for INVALID_ARGUMENT, NotImplementedError for UNSUPPORTED, RuntimeError else)."""
     try:
         return _op(x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_ln_out, strategy)

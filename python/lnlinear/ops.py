@@ -4,6 +4,14 @@ Both ops take x as a contiguous [M, K] matrix; layernorm_linear (functional.py) 
 flattening and the user-facing argument checks. Torch allocates every output, the
 saved statistics and the workspace, so the caching allocator and stream semantics of
 PyTorch apply; the C library only ever sees raw pointers.
+
+What the forward keeps for the backward: x, the parameters, mean and rstd (and ln_out with
+recompute=False). Where the library's backward would use the forward's output
+(lnl_backward_wants_y: the CUDA bf16 FUSED backward on Hopper forms dx in the epilogue of its
+dy @ W GEMM from y - linear_bias), and dx and dlinear_weight are both wanted, it also keeps
+y (the output tensor itself, no copy) and linear_bias. As with any autograd function that
+saves its output, modifying that y in place before the backward then raises autograd's
+"modified by an inplace operation" error.
 """
 
 import contextlib
@@ -140,15 +148,17 @@ def _raw_stream(index):
 
 
 class _Call:
-    """What every call of one problem needs from the library, built once: the lnl_problem
-    and the two workspace sizes (queried when first needed). The C library only reads
-    the struct, so one object serves any number of calls, from any thread."""
+    """What every call of one problem needs from the library, built once: the lnl_problem,
+    the two workspace sizes and lnl_backward_wants_y (queried when first needed). The C
+    library only reads the struct, so one object serves any number of calls, from any
+    thread."""
 
-    __slots__ = ("p", "ws_bytes")
+    __slots__ = ("p", "ws_bytes", "wants_y")
 
     def __init__(self, p):
         self.p = p
         self.ws_bytes = [None, None]  # forward, backward
+        self.wants_y = None  # lnl_backward_wants_y, asked when first needed
 
 
 # Keyed by everything lnl_problem holds. Building the ctypes struct and asking the
@@ -191,6 +201,26 @@ def _call_for(x, N, eps, strategy):
 def _problem(x, N, eps, strategy):
     """The lnl_problem of a call on x [M, K] with N outputs (cached; read-only)."""
     return _call_for(x, N, eps, strategy).p
+
+
+def _keeps_y(x, N, eps, strategy, keep_ln_out, needs_input_grad):
+    """Whether the forward on x [M, K] keeps its output y (and linear_bias) for the backward:
+    only where the library's backward would use it (lnl_backward_wants_y) and the backward
+    computes both dx and dlinear_weight without a saved ln_out, which is when the library
+    takes the dx epilogue. Elsewhere y stays unsaved and the forward keeps what it always
+    kept (mean and rstd, plus ln_out with recompute=False). Symbolic sizes (torch.compile
+    with dynamic shapes) answer False rather than specialize the graph on them: y is only
+    ever an optimization, the backward is right without it."""
+    if keep_ln_out or not (needs_input_grad[0] and needs_input_grad[3]):
+        return False
+    M, K = x.shape
+    if type(M) is not int or type(K) is not int or type(N) is not int:
+        return False
+    c = _call_for(x, N, eps, strategy)
+    w = c.wants_y
+    if w is None:
+        w = c.wants_y = _clib.lib.lnl_backward_wants_y(ctypes.byref(c.p)) == 1
+    return w
 
 
 class _DeviceGuard:
@@ -312,7 +342,7 @@ def _forward_fake(x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_l
 
 
 def _check_backward_operands(dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out,
-                             needs):
+                             needs, y=None, linear_bias=None):
     if len(needs) != 5:
         raise ValueError(f"needs must hold 5 flags, got {len(needs)}")
     if x.dim() != 2:
@@ -327,7 +357,8 @@ def _check_backward_operands(dy, x, ln_weight, ln_bias, linear_weight, mean, rst
         raise ValueError("mean and rstd are given together or not at all")
     acc = _acc_dtype(x.dtype)
     for name, t, shape, dt in (("mean", mean, (M,), acc), ("rstd", rstd, (M,), acc),
-                               ("ln_out", ln_out, (M, K), x.dtype)):
+                               ("ln_out", ln_out, (M, K), x.dtype), ("y", y, (M, N), x.dtype),
+                               ("linear_bias", linear_bias, (N,), x.dtype)):
         if t is not None and (tuple(t.shape) != shape or t.dtype != dt or t.device != x.device):
             raise ValueError(f"{name} must be {list(shape)} {_dtype_name(dt)} on {x.device}, "
                              f"got {list(t.shape)} {_dtype_name(t.dtype)} on {t.device}")
@@ -337,17 +368,20 @@ def _check_backward_operands(dy, x, ln_weight, ln_bias, linear_weight, mean, rst
 
 
 def backward_body(dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out, eps, strategy,
-                  needs, check=True):
+                  needs, y=None, linear_bias=None, check=True):
     """The backward op's work, shared by the custom op and the eager fast path, which
-    passes check=False: its operands are its own forward's, already checked."""
+    passes check=False: its operands are its own forward's, already checked. y and
+    linear_bias (the forward's output and bias, or None) go to lnl_backward_ex, which uses
+    them only where lnl_backward_wants_y says so (_keeps_y)."""
     if check:
         _check_backward_operands(dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out,
-                                 needs)
+                                 needs, y, linear_bias)
     M, K = x.shape
     N = linear_weight.shape[0]
     dy, x, ln_weight, ln_bias = dy.contiguous(), x.contiguous(), _contig(ln_weight), _contig(ln_bias)
     linear_weight, mean, rstd, ln_out = (linear_weight.contiguous(), _contig(mean),
                                          _contig(rstd), _contig(ln_out))
+    y, linear_bias = _contig(y), _contig(linear_bias)
 
     dt, dev = x.dtype, x.device
 
@@ -368,13 +402,15 @@ def backward_body(dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out, 
     c = _call_for(x, N, eps, strategy)
     with _device_guard(dev):
         ws, ws_bytes = _workspace(c, 1, dev)
-        status = _clib.lib.lnl_backward(
-            ctypes.byref(c.p), dy.data_ptr(), x.data_ptr(), _ptr(ln_weight), _ptr(ln_bias),
+        args = _clib.BackwardArgs(
+            dy.data_ptr(), x.data_ptr(), _ptr(ln_weight), _ptr(ln_bias),
             linear_weight.data_ptr(), _ptr(mean), _ptr(rstd), _ptr(ln_out),
             dx.data_ptr() if needs[0] else None, dlnw.data_ptr() if needs[1] else None,
             dlnb.data_ptr() if needs[2] else None, dw.data_ptr() if needs[3] else None,
-            db.data_ptr() if needs[4] else None, _ptr(ws), ws_bytes)
-    _clib.check(status, "lnl_backward")
+            db.data_ptr() if needs[4] else None, _ptr(ws), ws_bytes, _ptr(y),
+            _ptr(linear_bias))
+        status = _clib.lib.lnl_backward_ex(ctypes.byref(c.p), ctypes.byref(args))
+    _clib.check(status, "lnl_backward_ex")
     return dx, dlnw, dlnb, dw, db
 
 
@@ -382,16 +418,18 @@ def backward_body(dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out, 
 def _backward(dy: Tensor, x: Tensor, ln_weight: Optional[Tensor], ln_bias: Optional[Tensor],
               linear_weight: Tensor, mean: Optional[Tensor], rstd: Optional[Tensor],
               ln_out: Optional[Tensor], eps: float, strategy: int,
-              needs: List[bool]) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+              needs: List[bool], y: Optional[Tensor] = None,
+              linear_bias: Optional[Tensor] = None) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     """(dx, dln_weight, dln_bias, dlinear_weight, dlinear_bias); a gradient not asked
-    for in needs (5 flags, same order) comes back as an empty [0] tensor."""
+    for in needs (5 flags, same order) comes back as an empty [0] tensor. y and
+    linear_bias: the forward's output and bias, where it kept them (_keeps_y)."""
     return backward_body(dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out, eps,
-                         strategy, needs)
+                         strategy, needs, y, linear_bias)
 
 
 @_backward.register_fake
 def _backward_fake(dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out, eps,
-                   strategy, needs):
+                   strategy, needs, y=None, linear_bias=None):
     M, K = x.shape
     N = linear_weight.shape[0]
     shapes = ((M, K), (K,), (K,), (N, K), (N,))
@@ -399,13 +437,19 @@ def _backward_fake(dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out,
 
 
 def _setup_context(ctx, inputs, output):
-    x, ln_weight, ln_bias, linear_weight, _linear_bias, eps, keep_ln_out, strategy = inputs
-    _y, mean, rstd, ln_out = output
+    x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_ln_out, strategy = inputs
+    y, mean, rstd, ln_out = output
     ctx.mark_non_differentiable(mean, rstd, ln_out)
     # recompute=True keeps only x, mean, rstd (the parameters are alive anyway);
-    # recompute=False also keeps ln_out so the backward skips rebuilding it.
+    # recompute=False also keeps ln_out so the backward skips rebuilding it. y (the output
+    # itself, no copy) and linear_bias only where the backward's dx epilogue will read
+    # them (_keeps_y); an in-place change of y before the backward is then autograd's
+    # version-counter error, as for any saved output.
+    keep_y = _keeps_y(x, linear_weight.shape[0], eps, strategy, keep_ln_out,
+                      ctx.needs_input_grad)
     ctx.save_for_backward(x, ln_weight, ln_bias, linear_weight, mean, rstd,
-                          ln_out if keep_ln_out else None)
+                          ln_out if keep_ln_out else None, y if keep_y else None,
+                          linear_bias if keep_y else None)
     ctx.eps = eps
     ctx.strategy = strategy
 
@@ -417,9 +461,9 @@ def _gradients(ctx, dy, backward_fn):
     needs = [bool(n) for n in ctx.needs_input_grad[:5]]
     if not any(needs):
         return (None,) * 8
-    x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out = ctx.saved_tensors
+    x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out, y, linear_bias = ctx.saved_tensors
     grads = backward_fn(dy.contiguous(), x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out,
-                        ctx.eps, ctx.strategy, needs)
+                        ctx.eps, ctx.strategy, needs, y, linear_bias)
     return tuple(g if n else None for g, n in zip(grads, needs)) + (None, None, None)
 
 
@@ -468,8 +512,12 @@ class LayerNormLinearFunction(torch.autograd.Function):
                 strategy):
         y, mean, rstd, ln_out = forward_body(x, ln_weight, ln_bias, linear_weight, linear_bias,
                                              eps, keep_ln_out, strategy, check=False, lean=True)
-        # The same tensors as the custom op's setup_context keeps.
-        ctx.save_for_backward(x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out)
+        # The same tensors as the custom op's setup_context keeps (y itself, not a copy,
+        # where _keeps_y says the backward reads it).
+        keep_y = _keeps_y(x, linear_weight.shape[0], eps, strategy, keep_ln_out,
+                          ctx.needs_input_grad)
+        ctx.save_for_backward(x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out,
+                              y if keep_y else None, linear_bias if keep_y else None)
         ctx.eps = eps
         ctx.strategy = strategy
         return y

@@ -293,7 +293,7 @@ def test_forward_error_carries_the_library_message():
 
 
 def test_backward_error_carries_the_library_message():
-    # dy one byte off alignment: the forward succeeds, lnl_backward refuses dy in the
+    # dy one byte off alignment: the forward succeeds, lnl_backward_ex refuses dy in the
     # autograd engine. The C++ node raises torch's ValueError with the Python path's text.
     inputs, _ = make_inputs((5,), 8, 4, torch.float32, "cpu")
     dy = _misaligned((5, 4))
@@ -306,8 +306,8 @@ def test_backward_error_carries_the_library_message():
             torch.autograd.grad(y, leaves, dy)
         errors.append(str(info.value))
     assert errors[0] == errors[1]
-    assert errors[0].startswith("lnl_backward failed (invalid argument): lnl_backward: dy is not "
-                                "aligned")
+    assert errors[0].startswith("lnl_backward_ex failed (invalid argument): lnl_backward_ex: dy is "
+                                "not aligned")
 
 
 @pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
