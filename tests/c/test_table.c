@@ -10,6 +10,13 @@
  * caller buffer of exactly the queried size, and repeats the call to check
  * that results are bitwise reproducible. The CPU ISA is whatever the library
  * picks; ctest also runs it under LNL_CPU_ISA=scalar and =avx2.
+ *
+ * The backward runs through lnl_backward and through lnl_backward_ex given the
+ * forward's own y and linear_bias (the dx epilogue's inputs; bwd_ex in messages), each
+ * checked alike; where the library ignores y (the CPU; elsewhere unless
+ * lnl_backward_wants_y and dx, dlinear_weight requested without ln_out) the two must
+ * also agree bitwise. Every backward call on CUDA gets the pair; on the CPU, where it is
+ * a cross-check only, a few of each case's (want_ex).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -214,6 +221,7 @@ typedef struct {
     size_t n_in[N_IN], n_fo[N_FO], n_g[N_G];
     double *in[N_IN], *ref_fo[N_FO], *ref_g[N_G];
     tbuf bin[N_IN], bfo[N_FO], saved[3], bg[N_G];
+    tbuf saved_y; /* y of the forward with mean/rstd and without ln_out: lnl_backward_ex's y */
     unsigned char *image[N_IN]; /* the bytes each input must keep */
     double *scratch;
     double maxerr[N_FO + N_G];
@@ -283,6 +291,7 @@ static void case_setup(tcase *c, const shape_t *s, lnl_dtype dt, int dev, uint64
         size_t es = fo_acc(i) ? tu_acc_size(dt) : tu_dtype_size(dt);
         c->bfo[i] = tb_new(n_fo[i] * es, dev);
         if (i > 0) c->saved[i - 1] = tb_new(n_fo[i] * es, dev);
+        if (i == FO_Y) c->saved_y = tb_new(n_fo[i] * es, dev);
         if (n_fo[i] > most) most = n_fo[i];
     }
     for (int i = 0; i < N_G; i++) {
@@ -313,6 +322,7 @@ static void case_teardown(tcase *c) {
         tb_free(&c->bfo[i]);
         if (i > 0) tb_free(&c->saved[i - 1]);
     }
+    tb_free(&c->saved_y);
     for (int i = 0; i < N_G; i++) {
         free(c->ref_g[i]);
         tb_free(&c->bg[i]);
@@ -408,6 +418,10 @@ static void run_forward(tcase *c, const lnl_problem *p, int stats, int lnout, in
             tb_push(&c->saved[i]);
         }
     }
+    if (stats && !lnout) { /* y as the PyTorch autograd's forward (recompute=True) writes it */
+        memcpy(c->saved_y.host, c->bfo[FO_Y].host, c->saved_y.bytes);
+        tb_push(&c->saved_y);
+    }
 }
 
 static int allowed_grads(const tcase *c) {
@@ -418,30 +432,47 @@ static int allowed_grads(const tcase *c) {
     return m;
 }
 
+/* y: NULL calls lnl_backward; otherwise lnl_backward_ex with y and the case's
+ * linear_bias (NULL where the case has none). */
 static lnl_status call_backward(tcase *c, const lnl_problem *p, int use, int mask, int exact_ws,
-                                tbuf *ws) {
+                                tbuf *ws, const void *y) {
     size_t wsb = exact_ws ? lnl_backward_workspace_size(p) : 0;
     if (exact_ws) *ws = ws_alloc(c, wsb);
     void *g[N_G];
     for (int i = 0; i < N_G; i++) g[i] = (mask >> i) & 1 ? c->bg[i].ptr : NULL;
-    lnl_status st = lnl_backward(p, c->bin[IN_DY].ptr, c->bin[IN_X].ptr, param_ptr(c, IN_LNW),
-                                 param_ptr(c, IN_LNB), c->bin[IN_W].ptr,
-                                 (use & 1) ? c->saved[0].ptr : NULL, (use & 1) ? c->saved[1].ptr : NULL,
-                                 (use & 2) ? c->saved[2].ptr : NULL, g[G_DX], g[G_DLNW], g[G_DLNB],
-                                 g[G_DW], g[G_DB], exact_ws ? ws->ptr : NULL, wsb);
+    const void *mean = (use & 1) ? c->saved[0].ptr : NULL, *rstd = (use & 1) ? c->saved[1].ptr : NULL;
+    const void *ln_out = (use & 2) ? c->saved[2].ptr : NULL;
+    lnl_status st;
+    if (y) {
+        lnl_backward_args a;
+        memset(&a, 0, sizeof a);
+        a.dy = c->bin[IN_DY].ptr, a.x = c->bin[IN_X].ptr, a.ln_weight = param_ptr(c, IN_LNW);
+        a.ln_bias = param_ptr(c, IN_LNB), a.linear_weight = c->bin[IN_W].ptr;
+        a.mean = mean, a.rstd = rstd, a.ln_out = ln_out;
+        a.dx = g[G_DX], a.dln_weight = g[G_DLNW], a.dln_bias = g[G_DLNB];
+        a.dlinear_weight = g[G_DW], a.dlinear_bias = g[G_DB];
+        a.workspace = exact_ws ? ws->ptr : NULL, a.workspace_bytes = wsb;
+        a.y = y, a.linear_bias = param_ptr(c, IN_B);
+        st = lnl_backward_ex(p, &a);
+    } else {
+        st = lnl_backward(p, c->bin[IN_DY].ptr, c->bin[IN_X].ptr, param_ptr(c, IN_LNW),
+                          param_ptr(c, IN_LNB), c->bin[IN_W].ptr, mean, rstd, ln_out, g[G_DX],
+                          g[G_DLNW], g[G_DLNB], g[G_DW], g[G_DB], exact_ws ? ws->ptr : NULL, wsb);
+    }
     if (c->dev) cu_sync();
     return st;
 }
 
-/* use: bit 0 = pass the saved mean/rstd, bit 1 = pass the saved ln_out. */
-static void run_backward(tcase *c, const lnl_problem *p, int use, int mask, int exact_ws) {
+/* use: bit 0 = pass the saved mean/rstd, bit 1 = pass the saved ln_out.
+ * ex: through lnl_backward_ex with the saved y (and the case's linear_bias). */
+static void run_backward_via(tcase *c, const lnl_problem *p, int use, int mask, int exact_ws, int ex) {
     char what[112];
     mask &= allowed_grads(c);
-    snprintf(what, sizeof what, "bwd[threads=%d ws=%s stats=%d ln_out=%d grads=0x%02x]", p->threads,
-             exact_ws ? "exact" : "NULL", use & 1, (use >> 1) & 1, mask);
+    snprintf(what, sizeof what, "%s[threads=%d ws=%s stats=%d ln_out=%d grads=0x%02x]", ex ? "bwd_ex" : "bwd",
+             p->threads, exact_ws ? "exact" : "NULL", use & 1, (use >> 1) & 1, mask);
     for (int i = 0; i < N_G; i++) poison(&c->bg[i], c->dt, 0, c->n_g[i]);
     tbuf ws;
-    lnl_status st = call_backward(c, p, use, mask, exact_ws, &ws);
+    lnl_status st = call_backward(c, p, use, mask, exact_ws, &ws, ex ? c->saved_y.ptr : NULL);
     tu_expect(st == LNL_STATUS_SUCCESS, "%s %s: status %s (%s)", c->tag, what, lnl_status_string(st),
               lnl_last_error());
     if (exact_ws) ws_check(c, &ws, what);
@@ -469,21 +500,70 @@ static void run_backward(tcase *c, const lnl_problem *p, int use, int mask, int 
                   c->tag, what, fo_name[i + 1]);
         free(img);
     }
+    if (ex) {
+        unsigned char *img = malloc(c->saved_y.bytes + 1);
+        TU_CHECK(img);
+        memcpy(img, c->saved_y.host, c->saved_y.bytes);
+        tb_pull(&c->saved_y);
+        tu_expect(memcmp(img, c->saved_y.host, c->saved_y.bytes) == 0 && tb_guard_ok(&c->saved_y),
+                  "%s %s: y (an input of lnl_backward_ex) modified", c->tag, what);
+        free(img);
+    }
 }
 
-/* The same call twice must give bitwise-identical outputs. */
-static void check_determinism(tcase *c, const lnl_problem *p) {
-    unsigned char *first[N_FO + N_G];
+/* Whether lnl_backward_ex reads y on this call (lnl_backward_wants_y's conditions);
+ * elsewhere it must give lnl_backward's bytes. */
+static int ex_reads_y(const lnl_problem *p, int use, int mask) {
+    return lnl_backward_wants_y(p) && (mask & (1 << G_DX)) && (mask & (1 << G_DW)) && !(use & 2);
+}
+
+/* lnl_backward, then (when ex) lnl_backward_ex on the same call, each checked against
+ * the reference; where y is ignored, the two must agree bitwise. */
+static void run_backward(tcase *c, const lnl_problem *p, int use, int mask, int exact_ws, int ex) {
+    run_backward_via(c, p, use, mask, exact_ws, 0);
+    if (!ex) return;
+    mask &= allowed_grads(c);
+    unsigned char *plain[N_G];
+    for (int i = 0; i < N_G; i++) { /* run_backward_via pulled every gradient buffer */
+        plain[i] = malloc(c->bg[i].bytes + 1);
+        TU_CHECK(plain[i]);
+        memcpy(plain[i], c->bg[i].host, c->bg[i].bytes);
+    }
+    run_backward_via(c, p, use, mask, exact_ws, 1);
+    const int same = !ex_reads_y(p, use, mask);
+    for (int i = 0; i < N_G; i++) {
+        if (same && ((mask >> i) & 1)) {
+            tb_pull(&c->bg[i]);
+            tu_expect(memcmp(plain[i], c->bg[i].host, c->bg[i].bytes) == 0,
+                      "%s bwd_ex[threads=%d ws=%s stats=%d ln_out=%d grads=0x%02x]: %s differs from "
+                      "lnl_backward's although y is ignored here", c->tag, p->threads,
+                      exact_ws ? "exact" : "NULL", use & 1, (use >> 1) & 1, mask, g_name[i]);
+        }
+        free(plain[i]);
+    }
+}
+
+/* The same call twice must give bitwise-identical outputs; with ex, lnl_backward_ex's
+ * too (given the y of the same repetition's forward). */
+static void check_determinism(tcase *c, const lnl_problem *p, int ex) {
+    unsigned char *first[N_FO + 2 * N_G];
     tbuf ws;
+    const int n = N_FO + (ex ? 2 : 1) * N_G;
     for (int rep = 0; rep < 2; rep++) {
         for (int i = 0; i < N_FO; i++) poison(&c->bfo[i], c->dt, fo_acc(i), c->n_fo[i]);
         for (int i = 0; i < N_G; i++) poison(&c->bg[i], c->dt, 0, c->n_g[i]);
         lnl_status s1 = call_forward(c, p, 1, 1, 0, &ws);
-        lnl_status s2 = call_backward(c, p, 0, allowed_grads(c), 0, &ws);
+        lnl_status s2 = call_backward(c, p, 0, allowed_grads(c), 0, &ws, NULL);
         tu_expect(s1 == LNL_STATUS_SUCCESS && s2 == LNL_STATUS_SUCCESS, "%s determinism: status %d %d",
                   c->tag, (int)s1, (int)s2);
-        for (int i = 0; i < N_FO + N_G; i++) {
-            tbuf *b = i < N_FO ? &c->bfo[i] : &c->bg[i - N_FO];
+        for (int i = 0; i < n; i++) {
+            if (i == N_FO + N_G) { /* the same again through lnl_backward_ex */
+                for (int j = 0; j < N_G; j++) poison(&c->bg[j], c->dt, 0, c->n_g[j]);
+                lnl_status s3 = call_backward(c, p, 0, allowed_grads(c), 0, &ws, c->bfo[FO_Y].ptr);
+                tu_expect(s3 == LNL_STATUS_SUCCESS, "%s determinism: lnl_backward_ex status %d", c->tag,
+                          (int)s3);
+            }
+            tbuf *b = i < N_FO ? &c->bfo[i] : &c->bg[(i - N_FO) % N_G];
             tb_pull(b);
             if (rep == 0) {
                 first[i] = malloc(b->bytes + 1);
@@ -491,8 +571,9 @@ static void check_determinism(tcase *c, const lnl_problem *p) {
                 memcpy(first[i], b->host, b->bytes);
             } else {
                 tu_expect(memcmp(first[i], b->host, b->bytes) == 0,
-                          "%s determinism (threads=%d): %s differs between two identical calls",
-                          c->tag, p->threads, i < N_FO ? fo_name[i] : g_name[i - N_FO]);
+                          "%s determinism (threads=%d): %s%s differs between two identical calls",
+                          c->tag, p->threads, i < N_FO ? fo_name[i] : g_name[(i - N_FO) % N_G],
+                          i >= N_FO + N_G ? " (lnl_backward_ex)" : "");
                 free(first[i]);
             }
         }
@@ -522,6 +603,26 @@ static void check_empty_with_nulls(tcase *c, const lnl_problem *p) {
         for (size_t j = 0; j < c->n_g[i]; j++) zero &= c->scratch[j] == 0.0;
         tu_expect(zero, "%s bwd M=0 with NULL dy/x/dx: %s is not all zeros", c->tag, g_name[i]);
     }
+    /* lnl_backward_ex likewise, y NULL too */
+    for (int i = 0; i < N_G; i++) poison(&c->bg[i], c->dt, 0, c->n_g[i]);
+    lnl_backward_args a;
+    memset(&a, 0, sizeof a);
+    a.ln_weight = param_ptr(c, IN_LNW), a.ln_bias = param_ptr(c, IN_LNB), a.linear_weight = c->bin[IN_W].ptr;
+    a.dln_weight = (mask & 2) ? c->bg[G_DLNW].ptr : NULL, a.dln_bias = (mask & 4) ? c->bg[G_DLNB].ptr : NULL;
+    a.dlinear_weight = c->bg[G_DW].ptr, a.dlinear_bias = (mask & 16) ? c->bg[G_DB].ptr : NULL;
+    a.linear_bias = param_ptr(c, IN_B);
+    st = lnl_backward_ex(p, &a);
+    if (c->dev) cu_sync();
+    tu_expect(st == LNL_STATUS_SUCCESS, "%s bwd_ex M=0 with NULL dy/x/dx/y: %s (%s)", c->tag,
+              lnl_status_string(st), lnl_last_error());
+    for (int i = 1; i < N_G; i++) {
+        if (!((mask >> i) & 1)) continue;
+        tb_pull(&c->bg[i]);
+        tu_load(c->dt, c->scratch, c->bg[i].host, c->n_g[i]);
+        int zero = tb_guard_ok(&c->bg[i]);
+        for (size_t j = 0; j < c->n_g[i]; j++) zero &= c->scratch[j] == 0.0;
+        tu_expect(zero, "%s bwd_ex M=0 with NULL dy/x/dx/y: %s is not all zeros", c->tag, g_name[i]);
+    }
 }
 
 /* An environment variable set for one row of the table (when `on`), and the caller's own
@@ -545,6 +646,16 @@ static void env_restore(const env_override *e) {
     if (!e->on) return;
     if (e->had) setenv(e->name, e->saved, 1);
     else unsetenv(e->name);
+}
+
+/* Which backward calls lnl_backward_ex repeats: every one on CUDA, where it is the dx
+ * epilogue's path. On the CPU, which ignores y, the pair is a bitwise cross-check of the
+ * struct's wiring, kept to three calls a case for CI's time: in the first configuration,
+ * every gradient with no saved tensor and with all of them (mean, rstd, ln_out), and dx
+ * with dlinear_weight alone (the epilogue's minimal request). */
+static int want_ex(const tcase *c, int first, int use, int mask) {
+    const int dx_dw = (1 << G_DX) | (1 << G_DW);
+    return c->dev || (first && ((mask == 31 && (use == 0 || use == 3)) || (use == 0 && mask == dx_dw)));
 }
 
 static void run_case(tcase *c, lnl_strategy strat) {
@@ -587,19 +698,20 @@ static void run_case(tcase *c, lnl_strategy strat) {
             if (first && (c->s.flags & F_SUBSETS)) {
                 for (int use = 0; use < 4; use++)
                     for (int mask = 0; mask < 32; mask++)
-                        if (use == 0 || use == 3 || mask == 31) run_backward(c, &p, use, mask, exact_ws);
+                        if (use == 0 || use == 3 || mask == 31)
+                            run_backward(c, &p, use, mask, exact_ws, want_ex(c, first, use, mask));
             } else if (first) {
-                for (int use = 0; use < 4; use++) run_backward(c, &p, use, 31, exact_ws);
+                for (int use = 0; use < 4; use++) run_backward(c, &p, use, 31, exact_ws, want_ex(c, first, use, 31));
                 static const int masks[] = {0, 1, 8 | 16, 2 | 4 | 16, 1 | 8};
                 for (size_t k = 0; k < sizeof masks / sizeof masks[0]; k++)
-                    run_backward(c, &p, 0, masks[k], exact_ws);
+                    run_backward(c, &p, 0, masks[k], exact_ws, want_ex(c, first, 0, masks[k]));
             } else {
-                run_backward(c, &p, 3, 31, exact_ws);
-                run_backward(c, &p, 0, 31, exact_ws);
+                run_backward(c, &p, 3, 31, exact_ws, want_ex(c, first, 3, 31));
+                run_backward(c, &p, 0, 31, exact_ws, want_ex(c, first, 0, 31));
             }
         }
     }
-    check_determinism(c, &p);
+    check_determinism(c, &p, c->dev);
     if (c->s.M == 0) check_empty_with_nulls(c, &p);
     /* what AUTO ran: "fused", "unfused", or "forward/backward" where they differ */
     char resolved[32] = "";

@@ -3,7 +3,8 @@
  * right function that names the argument (as a whole word), and every buffer
  * byte-for-byte untouched. All buffers live in one patterned arena, so an
  * output written before the failure (or an input written at all) shows up as
- * a changed arena byte.
+ * a changed arena byte. Every backward rule is checked on lnl_backward and on
+ * lnl_backward_ex (given a valid y and linear_bias), which must agree.
  */
 #include <ctype.h>
 #include <math.h>
@@ -34,6 +35,19 @@ typedef struct {
 static lnl_problem base_p;
 static fwd_t base_f;
 static bwd_t base_b;
+/* lnl_backward_ex's extra inputs beside base_b: the forward's y and linear_bias slots */
+static const void *base_y, *base_lb;
+
+static lnl_backward_args ex_args(const bwd_t *a, const void *y, const void *lb) {
+    lnl_backward_args g;
+    memset(&g, 0, sizeof g);
+    g.dy = a->dy, g.x = a->x, g.ln_weight = a->lnw, g.ln_bias = a->lnb, g.linear_weight = a->W;
+    g.mean = a->mean, g.rstd = a->rstd, g.ln_out = a->lnout;
+    g.dx = a->dx, g.dln_weight = a->dlnw, g.dln_bias = a->dlnb, g.dlinear_weight = a->dW;
+    g.dlinear_bias = a->db, g.workspace = a->ws, g.workspace_bytes = a->wsb;
+    g.y = y, g.linear_bias = lb;
+    return g;
+}
 
 static void arena_fill(void) {
     for (size_t i = 0; i < arena_bytes; i++) arena[i] = (unsigned char)(0x3C + (i * 7) % 13);
@@ -75,6 +89,26 @@ static void expect_fwd(const char *label, fwd_t a, lnl_status want, const char *
     if (want != LNL_STATUS_SUCCESS && st == want) expect_msg(label, "lnl_forward", n1, n2);
 }
 
+/* lnl_backward_ex with args (a NULL args when g is NULL) on a fresh arena. */
+static void expect_bwd_ex_args(const char *label, lnl_problem *p, const lnl_backward_args *g,
+                               lnl_status want, const char *n1, const char *n2) {
+    arena_fill();
+    lnl_status st = lnl_backward_ex(p, g);
+    tu_expect(st == want, "bwd_ex %s: status %s, want %s (%s)", label, lnl_status_string(st),
+              lnl_status_string(want), lnl_last_error());
+    if (want != LNL_STATUS_SUCCESS)
+        tu_expect(arena_intact(), "bwd_ex %s: a buffer byte changed although the call failed", label);
+    if (want != LNL_STATUS_SUCCESS && st == want) expect_msg(label, "lnl_backward_ex", n1, n2);
+}
+
+static void expect_bwd_ex(const char *label, bwd_t a, const void *y, const void *lb, lnl_status want,
+                          const char *n1, const char *n2) {
+    lnl_backward_args g = ex_args(&a, y, lb);
+    expect_bwd_ex_args(label, a.p, &g, want, n1, n2);
+}
+
+/* The rule on lnl_backward, then on lnl_backward_ex with the same arguments and a valid
+ * y and linear_bias (they change no rule of lnl_backward's). */
 static void expect_bwd(const char *label, bwd_t a, lnl_status want, const char *n1, const char *n2) {
     arena_fill();
     lnl_status st = lnl_backward(a.p, a.dy, a.x, a.lnw, a.lnb, a.W, a.mean, a.rstd, a.lnout, a.dx, a.dlnw,
@@ -83,6 +117,7 @@ static void expect_bwd(const char *label, bwd_t a, lnl_status want, const char *
               lnl_status_string(want), lnl_last_error());
     tu_expect(arena_intact(), "bwd %s: a buffer byte changed although the call failed", label);
     if (want != LNL_STATUS_SUCCESS && st == want) expect_msg(label, "lnl_backward", n1, n2);
+    expect_bwd_ex(label, a, base_y, base_lb, want, n1, n2);
 }
 
 /* A malformed problem: lnl_check, both workspace queries, forward and backward. */
@@ -299,6 +334,69 @@ static void alignment_rules(void) {
     expect_fwd("f64 x 4-byte aligned", f, LNL_STATUS_INVALID_ARGUMENT, "x", NULL);
 }
 
+/* lnl_backward_ex's own rules: args, y and linear_bias; and lnl_backward_wants_y. */
+static void backward_ex_rules(void) {
+    bwd_t b = base_b;
+    expect_bwd_ex_args("args NULL", &base_p, NULL, LNL_STATUS_INVALID_ARGUMENT, "args", NULL);
+    expect_bwd_ex_args("p and args NULL", NULL, NULL, LNL_STATUS_INVALID_ARGUMENT, "args", NULL);
+    {
+        lnl_backward_args g = ex_args(&b, base_y, base_lb);
+        expect_bwd_ex_args("p NULL", NULL, &g, LNL_STATUS_INVALID_ARGUMENT, "p", NULL);
+    }
+    expect_bwd_ex("y misaligned", b, (const unsigned char *)base_y + 1, base_lb,
+                  LNL_STATUS_INVALID_ARGUMENT, "y", NULL);
+    expect_bwd_ex("linear_bias misaligned", b, base_y, (const unsigned char *)base_lb + 2,
+                  LNL_STATUS_INVALID_ARGUMENT, "linear_bias", NULL);
+    expect_bwd_ex("dx overlaps y", b, (const unsigned char *)base_b.dx + 4, base_lb,
+                  LNL_STATUS_INVALID_ARGUMENT, "dx", "y");
+    expect_bwd_ex("y is dlinear_weight", b, base_b.dW, base_lb, LNL_STATUS_INVALID_ARGUMENT,
+                  "dlinear_weight", "y");
+    expect_bwd_ex("linear_bias overlaps dlinear_bias", b, base_y, (const unsigned char *)base_b.db + 4,
+                  LNL_STATUS_INVALID_ARGUMENT, "dlinear_bias", "linear_bias");
+    if (base_b.wsb > 0) {
+        b = base_b, b.ws = (void *)base_y;
+        expect_bwd_ex("workspace is y", b, base_y, base_lb, LNL_STATUS_INVALID_ARGUMENT, "workspace", "y");
+    }
+    /* lnl_backward's rules come first: a dy NULL is reported whatever y is */
+    b = base_b, b.dy = NULL;
+    expect_bwd_ex("dy NULL with y misaligned", b, (const unsigned char *)base_y + 1, base_lb,
+                  LNL_STATUS_INVALID_ARGUMENT, "dy", NULL);
+    /* inputs may share memory: y overlapping x (an input) is no error */
+    expect_bwd_ex("y overlaps x", base_b, base_b.x, base_lb, LNL_STATUS_SUCCESS, NULL, NULL);
+    /* linear_bias without y is ignored, its alignment and overlaps included */
+    expect_bwd_ex("misaligned linear_bias without y", base_b, NULL, (const unsigned char *)base_lb + 1,
+                  LNL_STATUS_SUCCESS, NULL, NULL);
+    expect_bwd_ex("y and linear_bias NULL", base_b, NULL, NULL, LNL_STATUS_SUCCESS, NULL, NULL);
+    expect_bwd_ex("y without linear_bias", base_b, base_y, NULL, LNL_STATUS_SUCCESS, NULL, NULL);
+    /* M == 0: y NULL is fine, as x, dy and dx are */
+    lnl_problem p = base_p;
+    p.rows = 0;
+    b = base_b, b.p = &p, b.dy = NULL, b.x = NULL, b.dx = NULL, b.mean = NULL, b.rstd = NULL;
+    b.lnout = NULL, b.ws = NULL, b.wsb = 0;
+    lnl_backward_args g = ex_args(&b, NULL, base_lb);
+    arena_fill();
+    lnl_status st = lnl_backward_ex(&p, &g);
+    tu_expect(st == LNL_STATUS_SUCCESS, "bwd_ex M=0 with NULL dy/x/dx/y: %s (%s)", lnl_status_string(st),
+              lnl_last_error());
+
+    /* lnl_backward_wants_y: 0 for an invalid problem and on the CPU (which ignores y) */
+    tu_expect(lnl_backward_wants_y(NULL) == 0, "lnl_backward_wants_y(NULL) is not 0");
+    p = base_p, p.in_features = 0;
+    tu_expect(lnl_backward_wants_y(&p) == 0, "lnl_backward_wants_y of an invalid problem is not 0");
+    static const lnl_dtype dts[] = {LNL_DTYPE_F32, LNL_DTYPE_F64, LNL_DTYPE_BF16, LNL_DTYPE_F16};
+    for (int d = 0; d < 4; d++) {
+        for (int st2 = LNL_STRATEGY_AUTO; st2 <= LNL_STRATEGY_REFERENCE; st2++) {
+            p = base_p, p.dtype = dts[d], p.strategy = (lnl_strategy)st2;
+            p.rows = 4096, p.in_features = 2048, p.out_features = 256; /* an epilogue shape on CUDA */
+            tu_expect(lnl_backward_wants_y(&p) == 0, "lnl_backward_wants_y is not 0 on the CPU (%s %s)",
+                      tu_dtype_name(p.dtype), tu_strategy_name(p.strategy));
+        }
+    }
+    p = base_p, p.device = LNL_DEVICE_CUDA;
+    if (lnl_check(&p) == LNL_STATUS_UNSUPPORTED)
+        tu_expect(lnl_backward_wants_y(&p) == 0, "lnl_backward_wants_y is not 0 for CUDA in a CPU-only build");
+}
+
 static void misc_rules(void) {
     for (int s = -1; s <= 6; s++)
         tu_expect(lnl_status_string((lnl_status)s) != NULL, "lnl_status_string(%d) is NULL", s);
@@ -369,6 +467,7 @@ int main(void) {
     base_f = (fwd_t){&base_p, s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], fw};
     base_b = (bwd_t){&base_p, s[10], s[0], s[1], s[2], s[3], s[11], s[12], s[13],
                      s[14], s[15], s[16], s[17], s[18], s[19], bw};
+    base_y = base_f.y, base_lb = base_f.b;
 
     /* The baseline arguments are valid: both calls succeed. */
     arena_fill();
@@ -379,12 +478,16 @@ int main(void) {
                       base_b.rstd, base_b.lnout, base_b.dx, base_b.dlnw, base_b.dlnb, base_b.dW, base_b.db,
                       base_b.ws, base_b.wsb);
     tu_expect(st == LNL_STATUS_SUCCESS, "baseline backward: %s (%s)", lnl_status_string(st), lnl_last_error());
+    lnl_backward_args g = ex_args(&base_b, base_y, base_lb);
+    st = lnl_backward_ex(&base_p, &g);
+    tu_expect(st == LNL_STATUS_SUCCESS, "baseline backward_ex: %s (%s)", lnl_status_string(st), lnl_last_error());
 
     problem_rules();
     pointer_rules();
     workspace_rules();
     overlap_rules();
     alignment_rules();
+    backward_ex_rules();
     misc_rules();
     tu_expect(tu_guard_ok(arena, arena_bytes), "guard after the arena overwritten");
     tu_gfree(arena);

@@ -7,6 +7,14 @@
  * out-of-bounds access. Asserted: no crash; a failing call leaves every output
  * byte untouched and sets a non-empty lnl_last_error(); a successful call on
  * finite inputs gives finite y.
+ *
+ * Every backward is made twice: lnl_backward, then lnl_backward_ex on the same
+ * arguments plus a y and a linear_bias picked by one more byte read after the data
+ * (0 past the input's end, so older corpus files keep their meaning): each NULL, a
+ * buffer of its own, misaligned, or aliasing a backward output; or args NULL. Where
+ * nothing of that is wrong, lnl_backward_ex must answer as lnl_backward did and, on
+ * success, write the same bytes (the CPU ignores y); where something is, it must fail
+ * (INVALID_ARGUMENT where lnl_backward succeeded) without writing.
  */
 #include <math.h>
 #include <stdint.h>
@@ -34,6 +42,11 @@ static uint8_t rd(reader *r) { return r->i < r->n ? r->d[r->i++] : 0; }
 
 enum { X, LNW, LNB, W, B, DY, MEAN_IN, RSTD_IN, LNOUT_IN, Y, MEAN, RSTD, LNOUT, DX, DLNW, DLNB, DW, DB, WS, NBUF };
 static const int is_output[NBUF] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+
+static int prefixed(const char *msg, const char *fn) {
+    size_t n = strlen(fn);
+    return strncmp(msg, fn, n) == 0 && msg[n] == ':';
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     reader r = {data, size, 0};
@@ -118,6 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             for (int64_t k = 0; k < M * N; k++) FUZZ_ASSERT(isfinite(y[k]));
         }
     }
+    uint8_t ex = rd(&r); /* lnl_backward_ex's y and linear_bias; 255: args NULL */
     if (is_bwd) {
         for (int i = Y; i < NBUF; i++) memcpy(buf[i], image[i], bytes[i]);
         lnl_status st = lnl_backward(&p, pb[DY], pb[X], pb[LNW], pb[LNB], pb[W], pb[MEAN_IN],
@@ -128,6 +142,68 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             FUZZ_ASSERT(lnl_last_error()[0] != '\0');
             for (int i = Y; i < NBUF; i++) FUZZ_ASSERT(memcmp(buf[i], image[i], bytes[i]) == 0);
         }
+
+        /* the same backward through lnl_backward_ex: its outputs' bytes as lnl_backward
+         * left them, then the outputs reset */
+        unsigned char *res[NBUF];
+        for (int i = DX; i < WS; i++) {
+            res[i] = malloc(bytes[i] ? bytes[i] : 1);
+            memcpy(res[i], buf[i], bytes[i]);
+            memcpy(buf[i], image[i], bytes[i]);
+        }
+        memcpy(buf[WS], image[WS], bytes[WS]);
+        /* y (an input here: the forward's output buffer, reset above) and linear_bias */
+        static const int outs[] = {DX, DLNW, DLNB, DW, DB, WS};
+        const void *y = NULL, *lb = NULL;
+        int bad = 0; /* a y or linear_bias the library must refuse */
+        switch (ex % 4) {
+        case 1: y = buf[Y]; break;
+        case 2: /* misaligned, where y is more than a byte (else NULL) */
+            if (bytes[Y] > 1) y = buf[Y] + 1, bad = 1;
+            break;
+        case 3: { /* y is a backward output (one no smaller, so a missed check reads in bounds;
+                   * the workspace only where the backward's own extent of it is not 0) */
+            int o = outs[(ex / 16) % 6];
+            if (pb[o] && bytes[o] > 0 && bytes[o] >= bytes[Y] &&
+                (o != WS || lnl_backward_workspace_size(&p) > 0))
+                y = pb[o], bad = bytes[Y] > 0;
+            break;
+        }
+        }
+        switch ((ex / 4) % 4) {
+        case 1: lb = buf[B]; break;
+        case 2:
+            if (bytes[B] > 1) lb = buf[B] + 1, bad |= y != NULL;
+            break;
+        case 3: /* linear_bias is dlinear_bias */
+            if (pb[DB] && bytes[DB] > 0) lb = pb[DB], bad |= y != NULL;
+            break;
+        }
+        lnl_backward_args a;
+        memset(&a, 0, sizeof a);
+        a.dy = pb[DY], a.x = pb[X], a.ln_weight = pb[LNW], a.ln_bias = pb[LNB], a.linear_weight = pb[W];
+        a.mean = pb[MEAN_IN], a.rstd = pb[RSTD_IN], a.ln_out = pb[LNOUT_IN];
+        a.dx = pb[DX], a.dln_weight = pb[DLNW], a.dln_bias = pb[DLNB], a.dlinear_weight = pb[DW];
+        a.dlinear_bias = pb[DB], a.workspace = pb[WS], a.workspace_bytes = ws_bytes;
+        a.y = y, a.linear_bias = lb;
+        const int args_null = ex == 255;
+        lnl_status st2 = lnl_backward_ex(&p, args_null ? NULL : &a);
+        if (st2 != LNL_STATUS_SUCCESS) {
+            FUZZ_ASSERT(prefixed(lnl_last_error(), "lnl_backward_ex"));
+            for (int i = Y; i < NBUF; i++) FUZZ_ASSERT(memcmp(buf[i], image[i], bytes[i]) == 0);
+        }
+        if (args_null) {
+            FUZZ_ASSERT(st2 == LNL_STATUS_INVALID_ARGUMENT);
+        } else if (bad) {
+            FUZZ_ASSERT(st2 != LNL_STATUS_SUCCESS);
+            if (st == LNL_STATUS_SUCCESS) FUZZ_ASSERT(st2 == LNL_STATUS_INVALID_ARGUMENT);
+        } else {
+            FUZZ_ASSERT(st2 == st);
+            if (st2 == LNL_STATUS_SUCCESS)
+                for (int i = DX; i < WS; i++) FUZZ_ASSERT(memcmp(buf[i], res[i], bytes[i]) == 0);
+        }
+        FUZZ_ASSERT(memcmp(buf[Y], image[Y], bytes[Y]) == 0); /* y is an input */
+        for (int i = DX; i < WS; i++) free(res[i]);
     }
     for (int i = 0; i < NBUF; i++) {
         if (!is_output[i]) FUZZ_ASSERT(memcmp(buf[i], image[i], bytes[i]) == 0); /* inputs are const */
