@@ -631,11 +631,15 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
 
 /* AUTO's backward past the tiny class: FUSED where it takes the dx epilogue (given y) and
  * N <= K / 4 with M * K >= 2^23; UNFUSED elsewhere. Without y (or ln_out given) the two
- * backwards are the same there (bwd_plan_for). The dx epilogue's GEMM against what it
- * replaces (cuBLAS's dy . W and the LayerNorm backward; session 39's prototype, H200):
- * 0.206 vs 0.332 ms at 32768,4096,256, 0.43 vs 0.59 at 16384,8192,1024, 0.368 vs 0.409 at
- * 8192,4096,4096, 0.036 vs 0.046 at 8192,1024,1024, where the path's other kernels (the
- * rows' values, W^T, dgamma and dbeta) took most of the difference back. */
+ * backwards are the same there (bwd_plan_for). bf16 backward ms, H200, lnl-bench, the
+ * same build with LNL_CUDA_DX_EPILOGUE=0 / 1, two rounds each (session 40, call 3,
+ * docs/results/cuda/2026-12-04-session40): 32768,4096,256 0.508, 0.511 / 0.400, 0.399;
+ * 16384,8192,1024 1.122, 1.118 / 1.043, 1.034; 65536,1024,256 0.274, 0.274 / 0.245, 0.248;
+ * and a tie at N = K / 4, 8192,4096,1024: 0.293, 0.292 / 0.293, 0.287. Before the epilogue's
+ * helper kernels were tuned (call 2) it lost at N = K / 4. Not measured at N > K / 4: the
+ * prototype's GEMM alone (session 39) won at 8192,4096,4096 (0.368 vs 0.409 ms for what it
+ * replaces) and 8192,1024,1024 (0.036 vs 0.046), where the helper kernels take a larger
+ * share. */
 static bool dx_epi_auto(const lnl_problem *p) {
     lnl_problem f = *p;
     f.strategy = LNL_STRATEGY_FUSED;

@@ -15,8 +15,8 @@
  * forward's own y and linear_bias (the dx epilogue's inputs; bwd_ex in messages), each
  * checked alike; where the library ignores y (the CPU; elsewhere unless
  * lnl_backward_wants_y and dx, dlinear_weight requested without ln_out) the two must
- * also agree bitwise. Every backward call on CUDA gets the pair; on the CPU, where it is
- * a cross-check only, a few of each case's (want_ex).
+ * also agree bitwise. Every CUDA backward call that reads y gets the pair; elsewhere,
+ * where it is a cross-check only, a few of each case's (want_ex).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -105,6 +105,13 @@ static const shape_t shapes[] = {
      * the transform form then redoes with those statistics. Too large for the CPU's
      * table (a float64 reference of 3 x 0.35 GFLOP per dtype under the sanitizers). */
     {12800, 200, 136, 0, 0, F_QUICK | F_HOPPER},
+    /* The dx epilogue (FUSED's bf16 backward given y, N < K past the tiny class,
+     * dx_epilogue_sm90.cu): M, K, N off its 128-row and 256-column tiles and 64-deep
+     * slices, off-centre rows (its dgamma/dbeta then come from the fused dW kernel's
+     * partials of P), and every parameter absent. */
+    {1000, 1032, 200, 0, 0, F_QUICK | F_HOPPER},
+    {600, 2056, 72, 1, 0, F_QUICK | F_HOPPER},
+    {260, 1288, 96, 0, NULL_LNW | NULL_LNB | NULL_LB, F_QUICK | F_HOPPER},
     {12800, 72, 100, 0, NULL_LB, F_QUICK | F_HOPPER},
     {12800, 72, 136, 1, 0, F_QUICK | F_HOPPER},
     /* The epilogue form with the pre-pass's statistics (N > 256, K < 4096) on more tiles
@@ -648,14 +655,16 @@ static void env_restore(const env_override *e) {
     else unsetenv(e->name);
 }
 
-/* Which backward calls lnl_backward_ex repeats: every one on CUDA, where it is the dx
- * epilogue's path. On the CPU, which ignores y, the pair is a bitwise cross-check of the
- * struct's wiring, kept to three calls a case for CI's time: in the first configuration,
- * every gradient with no saved tensor and with all of them (mean, rstd, ln_out), and dx
- * with dlinear_weight alone (the epilogue's minimal request). */
-static int want_ex(const tcase *c, int first, int use, int mask) {
+/* Which backward calls lnl_backward_ex repeats: on CUDA every one that reads y (the dx
+ * epilogue's path: ex_reads_y). Elsewhere, where y is ignored, the pair is a bitwise
+ * cross-check of the struct's wiring, kept to three calls a case (for CI's time, and for
+ * the sanitizer steps of tests/gpu/run.sh, near their limits): in the first
+ * configuration, every gradient with no saved tensor and with all of them (mean, rstd,
+ * ln_out), and dx with dlinear_weight alone (the epilogue's minimal request). */
+static int want_ex(const tcase *c, const lnl_problem *p, int first, int use, int mask) {
     const int dx_dw = (1 << G_DX) | (1 << G_DW);
-    return c->dev || (first && ((mask == 31 && (use == 0 || use == 3)) || (use == 0 && mask == dx_dw)));
+    return (c->dev && ex_reads_y(p, use, mask & allowed_grads(c))) ||
+           (first && ((mask == 31 && (use == 0 || use == 3)) || (use == 0 && mask == dx_dw)));
 }
 
 static void run_case(tcase *c, lnl_strategy strat) {
@@ -699,19 +708,19 @@ static void run_case(tcase *c, lnl_strategy strat) {
                 for (int use = 0; use < 4; use++)
                     for (int mask = 0; mask < 32; mask++)
                         if (use == 0 || use == 3 || mask == 31)
-                            run_backward(c, &p, use, mask, exact_ws, want_ex(c, first, use, mask));
+                            run_backward(c, &p, use, mask, exact_ws, want_ex(c, &p, first, use, mask));
             } else if (first) {
-                for (int use = 0; use < 4; use++) run_backward(c, &p, use, 31, exact_ws, want_ex(c, first, use, 31));
+                for (int use = 0; use < 4; use++) run_backward(c, &p, use, 31, exact_ws, want_ex(c, &p, first, use, 31));
                 static const int masks[] = {0, 1, 8 | 16, 2 | 4 | 16, 1 | 8};
                 for (size_t k = 0; k < sizeof masks / sizeof masks[0]; k++)
-                    run_backward(c, &p, 0, masks[k], exact_ws, want_ex(c, first, 0, masks[k]));
+                    run_backward(c, &p, 0, masks[k], exact_ws, want_ex(c, &p, first, 0, masks[k]));
             } else {
-                run_backward(c, &p, 3, 31, exact_ws, want_ex(c, first, 3, 31));
-                run_backward(c, &p, 0, 31, exact_ws, want_ex(c, first, 0, 31));
+                run_backward(c, &p, 3, 31, exact_ws, want_ex(c, &p, first, 3, 31));
+                run_backward(c, &p, 0, 31, exact_ws, want_ex(c, &p, first, 0, 31));
             }
         }
     }
-    check_determinism(c, &p, c->dev);
+    check_determinism(c, &p, c->dev && ex_reads_y(&p, 0, allowed_grads(c)));
     if (c->s.M == 0) check_empty_with_nulls(c, &p);
     /* what AUTO ran: "fused", "unfused", or "forward/backward" where they differ */
     char resolved[32] = "";
