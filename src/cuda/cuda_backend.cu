@@ -636,10 +636,9 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
  * docs/results/cuda/2026-12-04-session40): 32768,4096,256 0.508, 0.511 / 0.400, 0.399;
  * 16384,8192,1024 1.122, 1.118 / 1.043, 1.034; 65536,1024,256 0.274, 0.274 / 0.245, 0.248;
  * and a tie at N = K / 4, 8192,4096,1024: 0.293, 0.292 / 0.293, 0.287. Before the epilogue's
- * helper kernels were tuned (call 2) it lost at N = K / 4. Not measured at N > K / 4: the
- * prototype's GEMM alone (session 39) won at 8192,4096,4096 (0.368 vs 0.409 ms for what it
- * replaces) and 8192,1024,1024 (0.036 vs 0.046), where the helper kernels take a larger
- * share. */
+ * helper kernels were tuned (call 2) it lost at N = K / 4. Above K / 4 only call 1's
+ * untuned version was timed (FUSED, one round): ties at 8192,4096,4096 (0.897 / 0.893) and
+ * 8192,1024,1024 (0.0928 / 0.0927). */
 static bool dx_epi_auto(const lnl_problem *p) {
     lnl_problem f = *p;
     f.strategy = LNL_STRATEGY_FUSED;
