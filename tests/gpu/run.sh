@@ -68,7 +68,9 @@ if [ -x "$TABLE" ]; then
     run_step table_cuda 450 "$TABLE" --device cuda &
     run_step table_cuda_big 240 "$TABLE" --device cuda --big &
     for tool in memcheck synccheck; do
-        run_step "sanitizer_$tool" 300 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+        # 240 s and 238 s in session 39; 284 and 297 in session 40 (the table's dx epilogue
+        # rows): 420 s, still inside racecheck's 480, which sets the wall time
+        run_step "sanitizer_$tool" 420 compute-sanitizer --tool "$tool" --error-exitcode 99 \
             "$TABLE" --device cuda --quick &
     done
     # racecheck judges our kernels; hazards it reports inside cuBLAS's are counted apart
@@ -85,9 +87,13 @@ if [ -x "$TABLE" ]; then
     # AUTO's rows, a third of the work, which run FUSED's or UNFUSED's kernels on the same
     # cases as those strategies' own rows (test_table.c): bf16 302 s, f16 307 s, f32 162 s
     # with it at 86bd997 (session 27, call 3).
-    for dt in f32 bf16 f16; do
-        run_step "sanitizer_racecheck_$dt" 480 tests/gpu/racecheck_ours.sh "$TABLE" --device cuda \
-            --quick --no-auto --dtype "$dt" &
+    # bf16 ran past 480 s in session 40 with the table's dx epilogue rows (bf16 only): its
+    # FUSED and UNFUSED rows now run as two processes.
+    for dt in f32 bf16:fused bf16:unfused f16; do
+        st=()
+        [[ $dt == *:* ]] && st=(--strategy "${dt#*:}")
+        run_step "sanitizer_racecheck_${dt/:/_}" 480 tests/gpu/racecheck_ours.sh "$TABLE" --device cuda \
+            --quick --no-auto --dtype "${dt%%:*}" "${st[@]}" &
     done
     # initcheck on float32 only: it does not see the stores of cuBLASLt's Hopper kernels
     # (the bf16/f16 GEMMs; float32 runs SIMT kernels it does see), so every bf16/f16
@@ -101,10 +107,13 @@ if [ -x "$TABLE" ]; then
     run_step initcheck_probe 180 bash -c "nvcc -O2 -arch=sm_90a tests/gpu/initcheck_probe.cu \
         -lcublasLt -o build-gpu/initcheck_probe && compute-sanitizer --tool initcheck \
         --print-limit 4 build-gpu/initcheck_probe" &
-    # The Hopper fused kernels must run on the tensor cores' wgmma path: their SASS
-    # shows HGMMA (mma.sync would show HMMA). Fails when any of them has none.
+    # The Hopper fused kernels (the forward's, and the backward's dx epilogue) must run on
+    # the tensor cores' wgmma path: their SASS shows HGMMA (mma.sync would show HMMA). Fails
+    # when any of them has none. Matched by kernel name: every function of a file named
+    # *_sm90* carries "sm90" in its mangled name, helper kernels without wgmma too.
     run_step sass_hgmma 120 bash -c "cuobjdump --dump-sass build-gpu/liblnlinear.so | awk \
-        '/Function :/ { f = \$3; if (f ~ /sm90/) n[f] = 0 } /HGMMA/ && f ~ /sm90/ { n[f]++ }
+        '/Function :/ { f = \$3; if (f ~ /ln_gemm_fwd_sm90|dx_epilogue_kernel/) n[f] = 0 }
+         /HGMMA/ && f ~ /ln_gemm_fwd_sm90|dx_epilogue_kernel/ { n[f]++ }
          END { k = 0; for (f in n) { k++; print n[f], \"HGMMA in\", f; if (!n[f]) bad = 1 }
                if (!k || bad) exit 1 }'" &
     if [ -d tests/python ]; then
