@@ -1,7 +1,7 @@
-/* Device helpers shared by the Hopper GEMM kernels (fused_forward_sm90.cu, and the dx
- * prototype in bench/cuda/dx_epilogue_proto.cu): two 16-bit values packed in a 32-bit
- * word, and the grouped order in which a persistent grid walks its output tiles. Needs
- * only the CUDA headers, so that a standalone tool can include it. */
+/* Device helpers shared by the Hopper GEMM kernels (fused_forward_sm90.cu and
+ * dx_epilogue_sm90.cu): two 16-bit values packed in a 32-bit word, and the grouped order in
+ * which a persistent grid walks its output tiles. Needs only the CUDA headers, so that a
+ * standalone tool can include it (session 39's prototype did). */
 #ifndef LNL_SM90_TILES_CUH
 #define LNL_SM90_TILES_CUH
 

@@ -589,6 +589,19 @@ static void check_determinism(tcase *c, const lnl_problem *p, int ex) {
     }
 }
 
+/* The requested weight gradients (mask, dx excluded) of an M = 0 backward: all zeros,
+ * guards intact. */
+static void expect_zero_grads(tcase *c, int mask, const char *what) {
+    for (int i = 1; i < N_G; i++) {
+        if (!((mask >> i) & 1)) continue;
+        tb_pull(&c->bg[i]);
+        tu_load(c->dt, c->scratch, c->bg[i].host, c->n_g[i]);
+        int zero = tb_guard_ok(&c->bg[i]);
+        for (size_t j = 0; j < c->n_g[i]; j++) zero &= c->scratch[j] == 0.0;
+        tu_expect(zero, "%s %s: %s is not all zeros", c->tag, what, g_name[i]);
+    }
+}
+
 /* M = 0: x, y, dy, dx and the statistics may all be NULL. */
 static void check_empty_with_nulls(tcase *c, const lnl_problem *p) {
     lnl_status st = lnl_forward(p, NULL, param_ptr(c, IN_LNW), param_ptr(c, IN_LNB), c->bin[IN_W].ptr,
@@ -604,14 +617,7 @@ static void check_empty_with_nulls(tcase *c, const lnl_problem *p) {
     if (c->dev) cu_sync();
     tu_expect(st == LNL_STATUS_SUCCESS, "%s bwd M=0 with NULL dy/x/dx: %s (%s)", c->tag,
               lnl_status_string(st), lnl_last_error());
-    for (int i = 1; i < N_G; i++) {
-        if (!((mask >> i) & 1)) continue;
-        tb_pull(&c->bg[i]);
-        tu_load(c->dt, c->scratch, c->bg[i].host, c->n_g[i]);
-        int zero = tb_guard_ok(&c->bg[i]);
-        for (size_t j = 0; j < c->n_g[i]; j++) zero &= c->scratch[j] == 0.0;
-        tu_expect(zero, "%s bwd M=0 with NULL dy/x/dx: %s is not all zeros", c->tag, g_name[i]);
-    }
+    expect_zero_grads(c, mask, "bwd M=0 with NULL dy/x/dx");
     /* lnl_backward_ex likewise, y NULL too */
     for (int i = 0; i < N_G; i++) poison(&c->bg[i], c->dt, 0, c->n_g[i]);
     lnl_backward_args a;
@@ -624,14 +630,7 @@ static void check_empty_with_nulls(tcase *c, const lnl_problem *p) {
     if (c->dev) cu_sync();
     tu_expect(st == LNL_STATUS_SUCCESS, "%s bwd_ex M=0 with NULL dy/x/dx/y: %s (%s)", c->tag,
               lnl_status_string(st), lnl_last_error());
-    for (int i = 1; i < N_G; i++) {
-        if (!((mask >> i) & 1)) continue;
-        tb_pull(&c->bg[i]);
-        tu_load(c->dt, c->scratch, c->bg[i].host, c->n_g[i]);
-        int zero = tb_guard_ok(&c->bg[i]);
-        for (size_t j = 0; j < c->n_g[i]; j++) zero &= c->scratch[j] == 0.0;
-        tu_expect(zero, "%s bwd_ex M=0 with NULL dy/x/dx/y: %s is not all zeros", c->tag, g_name[i]);
-    }
+    expect_zero_grads(c, mask, "bwd_ex M=0 with NULL dy/x/dx/y");
 }
 
 /* An environment variable set for one row of the table (when `on`), and the caller's own
