@@ -262,10 +262,11 @@ static bwd_layout bwd_carve(const lnl_problem *p, const bwd_plan &pl, void *base
     if (pl.dw_x && dyp_bytes + pdw_bytes <= act) {
         l.dyp = l.act;
         l.part_dw = l.act ? (float *)((char *)l.act + dyp_bytes) : nullptr; /* null: sizing */
-        if (epi_bytes && in_act + epi_bytes <= act && l.act)
-            l.epi = dx_epilogue_carve((char *)l.act + in_act, M, K, N);
-        else if (epi_bytes && in_act + epi_bytes > act)
-            l.epi = dx_epilogue_carve(c.take(epi_bytes), M, K, N);
+        if (epi_bytes) /* a null base (sizing) carves null members */
+            l.epi = dx_epilogue_carve(in_act + epi_bytes > act ? c.take(epi_bytes)
+                                      : l.act               ? (char *)l.act + in_act
+                                                            : nullptr,
+                                      M, K, N);
     } else {
         l.part_dw = pdw_bytes ? (float *)c.take(pdw_bytes) : nullptr;
         l.dyp = dyp_bytes ? c.take(dyp_bytes) : nullptr;
@@ -642,10 +643,9 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
 static bool dx_epi_auto(const lnl_problem *p) {
     lnl_problem f = *p;
     f.strategy = LNL_STRATEGY_FUSED;
-    device_info d;
     return 4 * p->out_features <= p->in_features &&
            (double)p->rows * (double)p->in_features >= (double)(1 << 23) &&
-           device_query(&d) == LNL_STATUS_SUCCESS && dx_epi_serves(&f, d);
+           lnl_cuda_backward_wants_y(&f);
 }
 
 /* AUTO: FUSED for tiny, launch-bound problems (M*K*N <= 2^24), forward and backward
