@@ -166,9 +166,10 @@ struct bwd_plan {
  *    one launch, but 5x cuBLAS's time at 8192,4096,4096 (1.70 vs 0.34 ms,
  *    bench/cuda/profile_cuda.py, 2026-12-01).
  * Taken: dW from the raw x where N < K (bf16; float32 since session 16, -DLNL_F32_DW_X=0
- * builds without it), the rebuild where N >= K, and the fused kernel for launch-bound
- * problems only (M*K*N <= 2^24, AUTO's tiny class, where the others' launches cost more
- * than they save); f16 never takes dW from the raw x (rstd dy can leave f16's range).
+ * builds without it; f16 since session 41, its rstd dy scaled by a power of two to stay
+ * in f16's range: dw_from_x.cu), the rebuild where N >= K, and the fused kernel for
+ * launch-bound problems only (M*K*N <= 2^24, AUTO's tiny class, where the others'
+ * launches cost more than they save).
  * The rebuild's workspace is the dxhat region the backward holds anyway; dW from the raw
  * x adds dy' (M x N) and G.
  * Until session 28 FUSED took dW from the raw x at every N (f16: the fused kernel), though
@@ -186,11 +187,12 @@ struct bwd_plan {
 #define LNL_F32_DW_X 1
 #endif
 static bool dw_from_x_serves(const lnl_problem *p) {
-    return (p->dtype == LNL_DTYPE_BF16 || (LNL_F32_DW_X && p->dtype == LNL_DTYPE_F32)) &&
+    return (p->dtype == LNL_DTYPE_BF16 || p->dtype == LNL_DTYPE_F16 ||
+            (LNL_F32_DW_X && p->dtype == LNL_DTYPE_F32)) &&
            past_tiny_class(p) && p->out_features < p->in_features;
 }
 /* FUSED's dx epilogue needs dW from the raw x (its dgamma and dbeta come from that path's
- * G) and a bf16 problem on Hopper; backward() also needs y, dx and dlinear_weight asked
+ * G) and a bf16 or f16 problem on Hopper; backward() also needs y, dx and dlinear_weight asked
  * for, no ln_out, and aligned operands. */
 static bool dx_epi_serves(const lnl_problem *p, const device_info &d) {
     return p->strategy == LNL_STRATEGY_FUSED && dw_from_x_serves(p) &&
@@ -274,7 +276,8 @@ static bwd_layout bwd_carve(const lnl_problem *p, const bwd_plan &pl, void *base
     }
     l.part_uv = pl.dw_x ? (float2 *)c.take((size_t)pl.Gp * N * 8) : nullptr;
     l.uv = pl.dw_x ? (float2 *)c.take((size_t)DW_SUM_CHUNKS * N * 8) : nullptr;
-    l.off_centre = pl.dw_x ? (int *)c.take(4) : nullptr;
+    /* dw_x: the off-centre flag, then f16's scale word (dw_scale_exp), zeroed together */
+    l.off_centre = pl.dw_x ? (int *)c.take(8) : nullptr;
     l.lt_bytes = p->dtype == LNL_DTYPE_F32 ? BLAS_WORKSPACE : LT_WORKSPACE;
     l.lt = c.take(l.lt_bytes);
     l.total = c.used;
@@ -494,6 +497,9 @@ static lnl_status backward(const lnl_bwd_args *a) {
      * from a recomputed LN(x), the same pass writes it (one read of x, not two). */
     const float *shift = dt == LNL_DTYPE_F32 ? l.shift : nullptr;
     const bool dw_x = plan.dw_x && a->dlinear_weight && !a->ln_out;
+    /* f16's scale word for dw_x (dw_scale_exp in cuda_common.cuh) */
+    unsigned *const absmax =
+        dw_x && dt == LNL_DTYPE_F16 ? (unsigned *)(l.off_centre + 1) : nullptr;
     const bool fused_dw = plan.fused_dw && a->dlinear_weight && !a->ln_out;
     const bool recompute = a->dlinear_weight && !a->ln_out && !fused_dw && !dw_x;
     const bool ln_bwd_runs = a->dx || a->dln_weight || a->dln_bias;
@@ -530,15 +536,27 @@ static lnl_status backward(const lnl_bwd_args *a) {
     auto dw_gemm = [&](const void *ln_out) {
         return bwd_gemm(dt, false, true, K, N, M, ln_out, K, a->dy, N, a->dlinear_weight, K, l, s);
     };
+    if (dw_x) CU_TRY("cudaMemsetAsync", cudaMemsetAsync(l.off_centre, 0, 2 * sizeof(int), s));
+    /* 0. epi: W^T, {c, f} and the rows' values first: the rows' pass reads dy, and takes
+     * f16's scale for the dW prep on the way (no pass of its own over dy) */
+    if (epi) {
+        CU_TRY("dx epilogue prep (W^T, c, f)",
+               launch_dx_epilogue_prep(dt, a->linear_weight, a->ln_weight, a->ln_bias,
+                                       a->linear_bias, l.epi, K, N, s));
+        CU_TRY("dx epilogue rows", launch_dx_epilogue_rows(dt, a->dy, a->y, mean, rstd, l.epi,
+                                                           absmax, M, K, N, s));
+    }
     /* 1. dW = dy^T @ LN(x) (ln_in_bwd: after step 3) */
     if (a->dlinear_weight && !ln_in_bwd) {
         if (dw_x) {
             /* dy' and the sums (dlinear_bias's among them), G = x^T-contracted with dy'
              * by cuBLAS, the fused kernel for off-centre rows only, then dW and db */
-            CU_TRY("cudaMemsetAsync", cudaMemsetAsync(l.off_centre, 0, sizeof(int), s));
+            if (absmax && !epi)
+                CU_TRY("dW scale (max |rstd dy|)",
+                       launch_dy_absmax(a->dy, rstd, absmax, M, N, d, s));
             int64_t Gp = 0;
-            CU_TRY("dW prep (rstd * dy)", launch_dw_prep(dt, a->dy, mean, rstd, l.dyp, l.part_uv,
-                                                        l.off_centre, M, N, d, s, &Gp));
+            CU_TRY("dW prep (rstd * dy)", launch_dw_prep(dt, a->dy, mean, rstd, absmax, l.dyp,
+                                                        l.part_uv, l.off_centre, M, N, d, s, &Gp));
             ST_TRY(bwd_gemm(dt, true, true, K, N, M, a->x, K, l.dyp, N, l.part_dw, K, l, s));
             /* epi: the fallback's partials are of P = dy^T xhat (no gamma, beta), which the
              * dx epilogue's dgamma and dbeta need; the finish applies gamma and beta */
@@ -548,7 +566,7 @@ static lnl_status backward(const lnl_bwd_args *a) {
                                         a->dlinear_weight, l.part_dw, plan.splits, M, K, N, d, s,
                                         l.off_centre));
             CU_TRY("dW finish", launch_dw_finish(dt, l.part_dw, plan.splits, l.part_uv, Gp, l.uv,
-                                                 a->ln_weight, a->ln_bias, l.off_centre,
+                                                 a->ln_weight, a->ln_bias, l.off_centre, absmax,
                                                  a->dlinear_weight, a->dlinear_bias, N, K, d, s,
                                                  epi ? l.epi.uvn : nullptr, epi));
         } else if (fused_dw) {
@@ -570,16 +588,14 @@ static lnl_status backward(const lnl_bwd_args *a) {
     /* 3. dxhat = dy @ W, then the LayerNorm backward (reuses the act region); or, epi, dx
      * straight from the GEMM, dgamma and dbeta from W and the dW path's G */
     if (epi) {
-        CU_TRY("dx epilogue prep (W^T, c, f)",
-               launch_dx_epilogue_prep(a->linear_weight, a->ln_weight, a->ln_bias, a->linear_bias,
-                                       l.epi, K, N, s));
-        CU_TRY("dx epilogue GEMM", launch_dx_epilogue(a->dy, a->y, a->x, a->ln_weight, mean, rstd,
-                                                      l.epi, a->dx, M, K, N, d, s));
+        CU_TRY("dx epilogue GEMM", launch_dx_epilogue(dt, a->dy, a->x, a->ln_weight, l.epi, a->dx,
+                                                      M, K, N, d, s));
         if (a->dln_weight || a->dln_bias) {
             const int64_t shares = dx_epilogue_dgb_shares(N, K, plan.G, d);
             CU_TRY("dx epilogue dgamma, dbeta",
-                   launch_dx_epilogue_dgb(a->linear_weight, l.part_dw, plan.splits, l.off_centre,
-                                          l.epi, l.part_g, l.part_b, shares, N, K, s));
+                   launch_dx_epilogue_dgb(dt, a->linear_weight, l.part_dw, plan.splits,
+                                          l.off_centre, absmax, l.epi, l.part_g, l.part_b,
+                                          shares, N, K, s));
             if (a->dln_weight) jobs[njobs++] = {l.part_g, shares, K, a->dln_weight};
             if (a->dln_bias) jobs[njobs++] = {l.part_b, shares, K, a->dln_bias};
         }

@@ -229,10 +229,28 @@ template <typename T> __host__ __device__ constexpr float fold_max_mean_rstd() {
 }
 /* dW from the raw x (dw_from_x.cu) cancels each row's mean the same way; in float32 its
  * error grows as 3.4e-7 |mean| rstd (bench/dw_from_x_numerics_f32.py), so 8 there (2.8e-6);
- * bf16 keeps the forward's 64. */
-constexpr float F32_DW_MAX_MEAN_RSTD = 8.f;
+ * bf16 keeps the forward's 64; f16, whose bound is a fifth of bf16's (2e-3 against 1e-2),
+ * takes a quarter of it. */
+constexpr float F32_DW_MAX_MEAN_RSTD = 8.f, F16_DW_MAX_MEAN_RSTD = 16.f;
 template <typename T> __host__ __device__ constexpr float dw_max_mean_rstd() {
-    return std::is_same<T, float>::value ? F32_DW_MAX_MEAN_RSTD : FOLD_MAX_MEAN_RSTD;
+    return std::is_same<T, float>::value    ? F32_DW_MAX_MEAN_RSTD
+           : std::is_same<T, __half>::value ? F16_DW_MAX_MEAN_RSTD
+                                            : FOLD_MAX_MEAN_RSTD;
+}
+/* f16's dW from the raw x scales dy' = rstd dy by 2^e so that it fits f16 (rstd up to
+ * 1 / sqrt(eps) takes rstd dy past 65504 where dy alone is in range) and uses f16's
+ * precision (a gradient of 1e-6 would be subnormal). absmax holds the float bits of
+ * max |rstd dy| over the call (launch_dy_absmax; uint order is float order for
+ * non-negative floats, NaN above inf); e puts that maximum in [2^14, 2^15), so no
+ * rounding reaches f16's 65504. Zero, inf and NaN: e = 0 (the gradient is then what it
+ * is). G and u carry the 2^e, which dw_finish and the dx epilogue's dgamma take off
+ * again, exactly. */
+__device__ __forceinline__ int dw_scale_exp(const unsigned *absmax) {
+    const float m = __uint_as_float(*absmax);
+    if (!(m > 0.f) || !isfinite(m)) return 0;
+    int e;
+    frexpf(m, &e); /* m = f 2^e, f in [0.5, 1) */
+    return max(-100, min(100, 15 - e));
 }
 /* The statistics passes' test of that limit (true for NaN too). */
 __device__ __forceinline__ bool off_centre_row(float mean, float rstd,
@@ -328,7 +346,8 @@ cudaError_t launch_fused_dw_gemm(lnl_dtype dt, const void *dy, const void *x, co
                                  const float *rstd, const float *shift, const void *gamma, const void *beta, void *dW,
                                  float *part, int splits, int64_t M, int64_t K, int64_t N,
                                  const device_info &d, cudaStream_t s, const int *run_if = nullptr);
-/* dW from the raw x, bf16 and float32 (dw_from_x.cu). Prep: dyp = T(rstd * dy) [M,N],
+/* dW from the raw x (dw_from_x.cu). Prep: dyp = T(rstd * dy) [M,N] (f16: T(2^e rstd dy),
+ * e = dw_scale_exp(absmax), after launch_dy_absmax wrote *absmax, which the caller zeroed),
  * *G partial rows [*G,N] of {u, v} pairs, u = sum dyp * mean and v = sum dy, and
  * *off_centre = 1 where a row's |mean| * rstd exceeds dw_max_mean_rstd<T>() (cleared by
  * the caller); *G is at most dw_prep_rows(dt, M, N, d). Finish: u and v summed by chunks
@@ -336,17 +355,21 @@ cudaError_t launch_fused_dw_gemm(lnl_dtype dt, const void *dy, const void *x, co
  * from G [N,K] float32 at part, or, with *off_centre set, the sum of the fused kernel's
  * [splits,N,K] partials at part (p_parts: partials of P = dy^T xhat, the fused kernel
  * run with gamma and beta null, which the finish then applies); and dbias = v when dbias
- * is given, uvn[n] = {u, v} when uvn is. */
+ * is given, uvn[n] = {u, v} when uvn is (f16: G - u and u scaled by 2^e, which the finish
+ * takes off). absmax: f16's, null otherwise. */
 int64_t dw_prep_rows(lnl_dtype dt, int64_t M, int64_t N, const device_info &d);
+cudaError_t launch_dy_absmax(const void *dy, const float *rstd, unsigned *absmax, int64_t M,
+                             int64_t N, const device_info &d, cudaStream_t s);
 cudaError_t launch_dw_prep(lnl_dtype dt, const void *dy, const float *mean, const float *rstd,
-                           void *dyp, float2 *part_uv, int *off_centre, int64_t M, int64_t N,
-                           const device_info &d, cudaStream_t s, int64_t *G);
+                           const unsigned *absmax, void *dyp, float2 *part_uv, int *off_centre,
+                           int64_t M, int64_t N, const device_info &d, cudaStream_t s,
+                           int64_t *G);
 constexpr int DW_SUM_CHUNKS = 32; /* uv holds DW_SUM_CHUNKS x 2N floats */
 cudaError_t launch_dw_finish(lnl_dtype dt, const float *part, int splits, const float2 *part_uv,
                              int64_t G, float2 *uv, const void *gamma, const void *beta,
-                             const int *off_centre, void *dW, void *dbias, int64_t N, int64_t K,
-                             const device_info &d, cudaStream_t s, float2 *uvn = nullptr,
-                             bool p_parts = false);
+                             const int *off_centre, const unsigned *absmax, void *dW,
+                             void *dbias, int64_t N, int64_t K, const device_info &d,
+                             cudaStream_t s, float2 *uvn = nullptr, bool p_parts = false);
 
 /* ---- cuBLASLt (gemm_cublaslt.cu) ---- */
 enum lt_epilogue { LT_NONE, LT_BIAS };

@@ -1,5 +1,5 @@
-/* The weight gradient from the raw x, bf16 and float32: dW = dy^T LN(x) without LN(x) in
- * memory.
+/* The weight gradient from the raw x, bf16, f16 and float32: dW = dy^T LN(x) without LN(x)
+ * in memory.
  *
  * With xhat = (x - mean) * rstd per row, LN(x) = xhat * gamma + beta, so
  *
@@ -28,8 +28,16 @@
  * Without such a row the fused kernel returns at once. Everything is decided on the
  * device, so the host never waits for the flag.
  *
- * Not f16: there rstd * dy leaves f16's range where a row's spread is large or tiny
- * (rstd up to 1/sqrt(eps)); bf16 has float32's exponent range.
+ * f16 (session 41): rstd * dy can leave f16's range (rstd up to 1/sqrt(eps), so a row of
+ * tiny spread takes a gradient of 300 past 65504), and a small gradient falls into f16's
+ * subnormals; bf16 has float32's exponent range. So f16's dy' is T(2^e rstd dy), one
+ * power of two for the whole call chosen from max |rstd dy| (taken by the dx epilogue's
+ * pass over dy and y where that runs, else by dy_absmax_kernel, a pass over dy before the
+ * prep: 11-14 us at 16-32 MB in its first form; dw_scale_exp in cuda_common.cuh), which
+ * G and u then carry:
+ * dW = gamma * (G - u) 2^-e + beta * v, exact in the scaling. Until then f16 rebuilt LN(x)
+ * for cuBLAS at every N, moving M x K twice where this moves M x N. f16's limit on
+ * |mean| * rstd is 16 (dw_max_mean_rstd): its bound is a fifth of bf16's.
  *
  * float32 (session 16; the figures in cuda_backend.cu): dy' = rstd * dy unrounded
  * and G from cuBLAS's true-fp32 GEMM. The cancellation is float32's, as in the forward's
@@ -46,17 +54,18 @@ namespace {
 
 constexpr int PREP_UNROLL = 4, PREP_THREADS = 256, FINISH_THREADS = 256;
 
-/* One row's V columns (16 bytes of dy): v += dy, p = T(rstd * dy) (dy' as the GEMM will
- * read it), u += p * mean, in that order for every column. */
+/* One row's V columns (16 bytes of dy): v += dy, p = T(rstd * dy * sc) (dy' as the GEMM
+ * will read it), u += p * mean, in that order for every column. */
 template <typename T, int V>
-__device__ __forceinline__ uint4 prep_vec(uint4 w, float r, float mu, float *u, float *v) {
+__device__ __forceinline__ uint4 prep_vec(uint4 w, float r, float mu, float sc, float *u,
+                                          float *v) {
     T e[V], p[V];
     memcpy(e, &w, 16);
 #pragma unroll
     for (int j = 0; j < V; j++) {
         const float d = to_f(e[j]);
         v[j] += d;
-        p[j] = from_f<T>(r * d);
+        p[j] = from_f<T>(r * d * sc); /* sc = 2^e (f16) or 1: exact */
         u[j] += to_f(p[j]) * mu;
     }
     uint4 o;
@@ -85,11 +94,13 @@ __device__ __forceinline__ uint4 prep_vec(uint4 w, float r, float mu, float *u, 
 template <typename T, int V>
 __global__ void __launch_bounds__(PREP_THREADS)
 dw_prep_kernel(const T *__restrict__ dy, const float *__restrict__ mean,
-               const float *__restrict__ rstd, T *__restrict__ dyp, float2 *__restrict__ part_uv,
-               int *__restrict__ off_centre, int64_t M, int64_t N) {
+               const float *__restrict__ rstd, const unsigned *__restrict__ absmax,
+               T *__restrict__ dyp, float2 *__restrict__ part_uv, int *__restrict__ off_centre,
+               int64_t M, int64_t N) {
     __shared__ float2 lane_sum[PREP_THREADS * V]; /* [lane][j][column thread] */
     pdl_wait(); /* launched by launch_dependent */
     pdl_launch_dependents();
+    const float sc = absmax ? ldexpf(1.f, dw_scale_exp(absmax)) : 1.f;
     const int bx = blockDim.x, L = blockDim.y, tx = threadIdx.x, ly = threadIdx.y;
     const int64_t n0 = ((int64_t)blockIdx.x * bx + tx) * V;
     const int64_t R = (M + gridDim.y - 1) / gridDim.y;
@@ -129,7 +140,7 @@ dw_prep_kernel(const T *__restrict__ dy, const float *__restrict__ mean,
                     const int64_t row = m + (int64_t)i * L;
                     if (row < r1) {
                         *reinterpret_cast<uint4 *>(dyp + row * N + n0) =
-                            prep_vec<T, V>(w[i], r[i], mu[i], u, v);
+                            prep_vec<T, V>(w[i], r[i], mu[i], sc, u, v);
                         if (test) off |= off_centre_row(mu[i], r[i], limit);
                     }
                 }
@@ -145,7 +156,7 @@ dw_prep_kernel(const T *__restrict__ dy, const float *__restrict__ mean,
             for (int j = 0; j < cols; j++) {
                 const float d = to_f(dy[m * N + n0 + j]);
                 v[j] += d;
-                const T p = from_f<T>(r * d);
+                const T p = from_f<T>(r * d * sc);
                 u[j] += to_f(p) * mu;
                 dyp[m * N + n0 + j] = p;
             }
@@ -166,6 +177,56 @@ dw_prep_kernel(const T *__restrict__ dy, const float *__restrict__ mean,
     }
     if (ly == 0)
         for (int j = 0; j < cols; j++) part_uv[blockIdx.y * N + n0 + j] = make_float2(u[j], v[j]);
+}
+
+/* f16's scale: max over the call of |rstd[m] dy[m, n]| into *absmax (its float bits;
+ * zeroed by the caller), where the dx epilogue's rows' pass does not take it on its way
+ * (dx_epilogue_sm90.cu). Each thread takes 16-byte chunks of dy (V = 8 halves; V = 1 where
+ * N % 8 or dy's alignment forbids) grid-strided, UNROLL chunks' loads in flight before it
+ * reduces them: a chunk's largest |dy| is taken on the f16 bits (0x7fff masks the sign;
+ * NaN compares above inf), times its row's rstd (multiplying by r >= 0 keeps the order, so
+ * this is the largest |rstd dy| exactly as the prep will round it). Then one atomicMax a
+ * warp: a max does not depend on the order, so the word is the same every run. */
+template <int V>
+__global__ void __launch_bounds__(256)
+dy_absmax_kernel(const __half *__restrict__ dy, const float *__restrict__ rstd,
+                 unsigned *__restrict__ absmax, int64_t M, int64_t N) {
+    constexpr int UNROLL = 4;
+    pdl_wait(); /* launched by launch_dependent */
+    pdl_launch_dependents();
+    const unsigned short *d = reinterpret_cast<const unsigned short *>(dy);
+    const int64_t chunks = M * N / V, stride = (int64_t)gridDim.x * blockDim.x;
+    unsigned best = 0;
+    for (int64_t c0 = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c0 < chunks;
+         c0 += UNROLL * stride) {
+        unsigned h[UNROLL];
+        float r[UNROLL];
+#pragma unroll
+        for (int i = 0; i < UNROLL; i++) {
+            const int64_t c = c0 + i * stride;
+            h[i] = 0, r[i] = 0.f;
+            if (c < chunks) {
+                r[i] = __ldg(rstd + c * V / N);
+                if constexpr (V == 8) {
+                    const uint4 w = __ldg(reinterpret_cast<const uint4 *>(d) + c);
+                    const unsigned ws[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+                    for (int j = 0; j < 4; j++)
+                        h[i] = max(h[i], max(ws[j] & 0x7fffu, (ws[j] >> 16) & 0x7fffu));
+                } else {
+                    h[i] = d[c] & 0x7fffu;
+                }
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < UNROLL; i++) {
+            const float a = __half2float(__ushort_as_half((unsigned short)h[i])) * fabsf(r[i]);
+            if (h[i]) best = max(best, __float_as_uint(a));
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) best = max(best, __shfl_xor_sync(0xffffffffu, best, o));
+    if (threadIdx.x % 32 == 0 && best != 0) atomicMax(absmax, best);
 }
 
 /* u[n] and v[n] from their G partial rows, in two fixed-order steps. Block (bx, t)
@@ -218,9 +279,9 @@ template <typename T, bool VEC>
 __global__ void __launch_bounds__(FINISH_THREADS)
 dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__restrict__ uv,
                  int chunks, const T *__restrict__ gamma, const T *__restrict__ beta,
-                 const int *__restrict__ off_centre, T *__restrict__ dW,
-                 T *__restrict__ dbias, float2 *__restrict__ uvn, bool p_parts, int64_t N,
-                 int64_t K) {
+                 const int *__restrict__ off_centre, const unsigned *__restrict__ absmax,
+                 T *__restrict__ dW, T *__restrict__ dbias, float2 *__restrict__ uvn,
+                 bool p_parts, int64_t N, int64_t K) {
     using Q = typename quad_word<T>::type;
     static_assert(sizeof(Q) == FINISH_ELEMS * sizeof(T), "one word a thread's elements");
     pdl_wait(); /* launched by launch_dependent */
@@ -289,8 +350,14 @@ dw_finish_kernel(const float *__restrict__ part, int splits, const float2 *__res
                 b[j] = beta ? to_f(beta[k0 + j]) : 0.f;
             }
         }
+        if (absmax) { /* f16: G and u carry 2^e */
+            const float inv = ldexpf(1.f, -dw_scale_exp(absmax));
 #pragma unroll
-        for (int j = 0; j < FINISH_ELEMS; j++) r[j] = g[j] * (r[j] - u) + b[j] * v;
+            for (int j = 0; j < FINISH_ELEMS; j++) r[j] = g[j] * ((r[j] - u) * inv) + b[j] * v;
+        } else {
+#pragma unroll
+            for (int j = 0; j < FINISH_ELEMS; j++) r[j] = g[j] * (r[j] - u) + b[j] * v;
+        }
     }
     if (VEC) {
         T o[FINISH_ELEMS];
@@ -337,7 +404,9 @@ template <typename T> static int prep_per_sm(int64_t V, const device_info &d) {
                  : blocks_per_sm(occ_one, dw_prep_kernel<T, 1>, PREP_THREADS, d);
 }
 static int prep_per_sm(lnl_dtype dt, int64_t V, const device_info &d) {
-    return dt == LNL_DTYPE_F32 ? prep_per_sm<float>(V, d) : prep_per_sm<__nv_bfloat16>(V, d);
+    return dt == LNL_DTYPE_F32   ? prep_per_sm<float>(V, d)
+           : dt == LNL_DTYPE_F16 ? prep_per_sm<__half>(V, d)
+                                 : prep_per_sm<__nv_bfloat16>(V, d);
 }
 /* 16 bytes of dy a thread (V columns) where N and the pointers allow, else one column */
 static int prep_width(lnl_dtype dt) { return 16 / (int)lnl_dtype_size(dt); }
@@ -357,34 +426,50 @@ int64_t dw_prep_rows(lnl_dtype dt, int64_t M, int64_t N, const device_info &d) {
 }
 
 template <typename T>
-static cudaError_t dw_prep_t(const T *dy, const float *mean, const float *rstd, T *dyp,
-                             float2 *part_uv, int *off_centre, int64_t M, int64_t N, int V,
-                             const device_info &d, cudaStream_t s, int64_t *G) {
+static cudaError_t dw_prep_t(const T *dy, const float *mean, const float *rstd,
+                             const unsigned *absmax, T *dyp, float2 *part_uv, int *off_centre,
+                             int64_t M, int64_t N, int V, const device_info &d, cudaStream_t s,
+                             int64_t *G) {
     constexpr int VV = vec_elems<T>();
     int64_t col_blocks;
     prep_grid(M, N, V, prep_per_sm<T>(V, d), d, &col_blocks, G);
     const dim3 grid((unsigned)col_blocks, (unsigned)*G), block(PREP_COLS, PREP_LANES);
     return launch_dependent(V > 1 ? dw_prep_kernel<T, VV> : dw_prep_kernel<T, 1>, grid, block, 0, s,
-                            dy, mean, rstd, dyp, part_uv, off_centre, M, N);
+                            dy, mean, rstd, absmax, dyp, part_uv, off_centre, M, N);
+}
+
+cudaError_t launch_dy_absmax(const void *dy, const float *rstd, unsigned *absmax, int64_t M,
+                             int64_t N, const device_info &d, cudaStream_t s) {
+    /* one wave of 8 blocks of 256 threads an SM, fewer where dy has fewer chunks */
+    const bool vec = N % 8 == 0 && aligned16(dy);
+    const int64_t chunks = M * N / (vec ? 8 : 1);
+    const int64_t blocks = std::max<int64_t>(
+        1, std::min<int64_t>((chunks + 255) / 256, 8 * (int64_t)d.sm_count));
+    return launch_dependent(vec ? dy_absmax_kernel<8> : dy_absmax_kernel<1>,
+                            dim3((unsigned)blocks), dim3(256), 0, s, (const __half *)dy, rstd,
+                            absmax, M, N);
 }
 
 cudaError_t launch_dw_prep(lnl_dtype dt, const void *dy, const float *mean, const float *rstd,
-                           void *dyp, float2 *part_uv, int *off_centre, int64_t M, int64_t N,
-                           const device_info &d, cudaStream_t s, int64_t *G) {
+                           const unsigned *absmax, void *dyp, float2 *part_uv, int *off_centre,
+                           int64_t M, int64_t N, const device_info &d, cudaStream_t s,
+                           int64_t *G) {
     const int V = prep_elems(dt, N, dy, dyp);
     if (dt == LNL_DTYPE_F32)
-        return dw_prep_t((const float *)dy, mean, rstd, (float *)dyp, part_uv, off_centre, M, N, V, d,
-                         s, G);
-    if (dt == LNL_DTYPE_BF16)
-        return dw_prep_t((const __nv_bfloat16 *)dy, mean, rstd, (__nv_bfloat16 *)dyp, part_uv,
+        return dw_prep_t((const float *)dy, mean, rstd, nullptr, (float *)dyp, part_uv, off_centre,
+                         M, N, V, d, s, G);
+    if (dt == LNL_DTYPE_F16)
+        return dw_prep_t((const __half *)dy, mean, rstd, absmax, (__half *)dyp, part_uv,
                          off_centre, M, N, V, d, s, G);
-    return cudaErrorInvalidValue; /* f16: see the header */
+    return dw_prep_t((const __nv_bfloat16 *)dy, mean, rstd, nullptr, (__nv_bfloat16 *)dyp,
+                     part_uv, off_centre, M, N, V, d, s, G);
 }
 
 template <typename T>
 static cudaError_t dw_finish_t(const float *part, int splits, const float2 *uv, int chunks,
-                               const T *gamma, const T *beta, const int *off_centre, T *dW, T *dbias,
-                               float2 *uvn, bool p_parts, int64_t N, int64_t K, cudaStream_t s) {
+                               const T *gamma, const T *beta, const int *off_centre,
+                               const unsigned *absmax, T *dW, T *dbias, float2 *uvn, bool p_parts,
+                               int64_t N, int64_t K, cudaStream_t s) {
     const uintptr_t quad = FINISH_ELEMS * sizeof(T) - 1;
     const auto aq = [&](const void *p) { return ((uintptr_t)p & quad) == 0; };
     const bool vec = K % FINISH_ELEMS == 0 && aq(dW) && aq(gamma) && aq(beta);
@@ -392,14 +477,15 @@ static cudaError_t dw_finish_t(const float *part, int splits, const float2 *uv, 
     const dim3 grid((unsigned)N, (unsigned)((K + per_block - 1) / per_block));
     return launch_dependent(vec ? dw_finish_kernel<T, true> : dw_finish_kernel<T, false>, grid,
                             dim3(FINISH_THREADS), 0, s, part, splits, uv, chunks, gamma, beta,
-                            off_centre, dW, dbias, uvn, p_parts, N, K);
+                            off_centre, absmax, dW, dbias, uvn, p_parts, N, K);
 }
 
 cudaError_t launch_dw_finish(lnl_dtype dt, const float *part, int splits, const float2 *part_uv,
                              int64_t G, float2 *uv, const void *gamma, const void *beta,
-                             const int *off_centre, void *dW, void *dbias, int64_t N, int64_t K,
-                             const device_info &d, cudaStream_t s, float2 *uvn, bool p_parts) {
-    if (dt != LNL_DTYPE_F32 && dt != LNL_DTYPE_BF16) return cudaErrorInvalidValue;
+                             const int *off_centre, const unsigned *absmax, void *dW,
+                             void *dbias, int64_t N, int64_t K, const device_info &d,
+                             cudaStream_t s, float2 *uvn, bool p_parts) {
+    if (dt == LNL_DTYPE_F64) return cudaErrorInvalidValue;
     /* chunks of the partial rows: about two blocks an SM, at most DW_SUM_CHUNKS */
     const int64_t bx = (N + SUM_COLS - 1) / SUM_COLS;
     const int chunks = (int)std::max<int64_t>(
@@ -410,9 +496,14 @@ cudaError_t launch_dw_finish(lnl_dtype dt, const float *part, int splits, const 
     const float2 *cuv = uv;
     if (dt == LNL_DTYPE_F32)
         return dw_finish_t(part, splits, cuv, chunks, (const float *)gamma, (const float *)beta,
-                           off_centre, (float *)dW, (float *)dbias, uvn, p_parts, N, K, s);
+                           off_centre, nullptr, (float *)dW, (float *)dbias, uvn, p_parts, N, K,
+                           s);
+    if (dt == LNL_DTYPE_F16)
+        return dw_finish_t(part, splits, cuv, chunks, (const __half *)gamma, (const __half *)beta,
+                           off_centre, absmax, (__half *)dW, (__half *)dbias, uvn, p_parts, N, K,
+                           s);
     return dw_finish_t(part, splits, cuv, chunks, (const __nv_bfloat16 *)gamma,
-                       (const __nv_bfloat16 *)beta, off_centre, (__nv_bfloat16 *)dW,
+                       (const __nv_bfloat16 *)beta, off_centre, nullptr, (__nv_bfloat16 *)dW,
                        (__nv_bfloat16 *)dbias, uvn, p_parts, N, K, s);
 }
 

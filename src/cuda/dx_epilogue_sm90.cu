@@ -1,4 +1,4 @@
-/* The FUSED backward's dx formed in the epilogue of the dy . W GEMM (bf16, Hopper), so that
+/* The FUSED backward's dx formed in the epilogue of the dy . W GEMM (bf16 and f16, Hopper), so that
  * dxhat = dy . W (M x K) is never written out and read back by a LayerNorm backward pass.
  *
  * With xhat = (x - mean) rstd and g = dxhat * gamma (per column), the LayerNorm backward is
@@ -37,26 +37,28 @@
 namespace lnl {
 namespace {
 
-typedef __nv_bfloat16 bf16;
-
 /* tiles of 128 rows x 256 columns of dx, slices of 64 of the reduction (N), 4 stages;
  * a producer warpgroup and two consumer warpgroups of 64 rows each */
 constexpr int DX_BM = 128, DX_BN = 256, DX_BK = 64, DX_S = 4, DX_THREADS = 384;
 constexpr int A_BYTES = DX_BM * DX_BK * 2, B_BYTES = DX_BN * DX_BK * 2;
 constexpr int OUT_BYTES = 8 * 2 * 2048; /* per consumer warp two 16 x 64 staging boxes */
 constexpr size_t DX_SMEM = (size_t)DX_S * (A_BYTES + B_BYTES) + OUT_BYTES + 2 * DX_S * 8 + 1024;
-constexpr uint32_t ONE_PAIR_U = 0x3F803F80u; /* two bf16 ones: gamma absent */
+/* two ones of T in a 32-bit word: gamma absent */
+template <typename T> __host__ __device__ constexpr uint32_t one_pair() {
+    return std::is_same<T, __half>::value ? 0x3C003C00u : 0x3F803F80u;
+}
 
 #if LNL_SM90A /* the helpers of dx_epilogue_kernel, whose body is Hopper-only */
-__device__ __forceinline__ uint32_t ldg_u32(const bf16 *p) {
+template <typename T> __device__ __forceinline__ uint32_t ldg_u32(const T *p) {
     return __ldg((const unsigned int *)p);
 }
 
 /* dx for the two columns of a pair: r gamma acc + rb (x - mean) + c0, with the row's
- * p = {r, rb, c0, mean}; returns the pair rounded to bf16. */
+ * p = {r, rb, c0, mean}; returns the pair rounded to T. */
+template <typename T>
 __device__ __forceinline__ uint32_t dx_pair(float4 p, float2 gm, float a0, float a1, uint32_t xw) {
-    const float2 xv = unpack2<bf16>(xw);
-    return pack2<bf16>(fmaf(p.x * gm.x, a0, fmaf(p.y, xv.x - p.w, p.z)),
+    const float2 xv = unpack2<T>(xw);
+    return pack2<T>(fmaf(p.x * gm.x, a0, fmaf(p.y, xv.x - p.w, p.z)),
                        fmaf(p.x * gm.y, a1, fmaf(p.y, xv.y - p.w, p.z)));
 }
 
@@ -67,8 +69,8 @@ __device__ __forceinline__ uint32_t dx_pair(float4 p, float2 gm, float a0, float
  * of 8, so a pair is whole or absent) and rows past M read as zero; lim0 and lim1 are
  * the readable columns of each row from col0, glim those of gamma. A whole tile takes
  * the loads without the tests (and without their registers). */
-template <bool EDGE> struct tile_inputs {
-    const bf16 *x0, *x1, *gq;
+template <typename T, bool EDGE> struct tile_inputs {
+    const T *x0, *x1, *gq;
     int lim0, lim1, glim;
     uint32_t xw[2][16], gw[2][8];
     float4 p0, p1;
@@ -81,7 +83,7 @@ template <bool EDGE> struct tile_inputs {
         if (!EDGE) return ldg_u32(gq + c);
         return c < glim ? ldg_u32(gq + c) : 0u;
     }
-    __device__ __forceinline__ tile_inputs(const bf16 *x, const bf16 *gamma, const float4 *rowp,
+    __device__ __forceinline__ tile_inputs(const T *x, const T *gamma, const float4 *rowp,
                                            int64_t wrow, int n0, int64_t M, int K, int g, int q) {
         const int col0 = n0 + 2 * q;
         const bool ok0 = !EDGE || wrow + g < M, ok1 = !EDGE || wrow + g + 8 < M;
@@ -107,6 +109,7 @@ template <bool EDGE> struct tile_inputs {
 /* One tile's main loop for a consumer warpgroup: KT slices of 64, four wgmma m64n256k16 a
  * slice from ring stage (it0 + kt) % DX_S; each stage is released once the next slice's
  * group is issued, the last by the caller after finish_groups. */
+template <typename T>
 __device__ __forceinline__ void tile_mainloop(float *acc, uint64_t *full, uint64_t *empty,
                                               unsigned char *sA, unsigned char *sB, int a_off,
                                               uint32_t it0, int KT, int lane) {
@@ -118,7 +121,7 @@ __device__ __forceinline__ void tile_mainloop(float *acc, uint64_t *full, uint64
         wgmma_fence();
 #pragma unroll
         for (int st = 0; st < 4; st++)
-            wgmma_ss<bf16, DX_BN>(acc, adesc + 2 * st, bdesc + 2 * st, kt > 0 || st > 0);
+            wgmma_ss<T, DX_BN>(acc, adesc + 2 * st, bdesc + 2 * st, kt > 0 || st > 0);
         wgmma_commit();
         wgmma_wait<1>();
         if (kt > 0 && lane == 0) mbar_arrive(&empty[(it0 + kt - 1) % DX_S]);
@@ -130,8 +133,8 @@ __device__ __forceinline__ void tile_mainloop(float *acc, uint64_t *full, uint64
  * boxes (the 128-byte swizzle: chunk c of row r at c ^ (r % 8)), then lane 0 hands the box
  * to TMA, which clips rows past M and columns past K. Before a box is written again, lane
  * 0 waits until the engine has read the one issued from it two quarters before. */
-template <bool EDGE>
-__device__ __forceinline__ void epilogue(const float *acc, tile_inputs<EDGE> &in,
+template <typename T, bool EDGE>
+__device__ __forceinline__ void epilogue(const float *acc, tile_inputs<T, EDGE> &in,
                                          uint32_t row_addr, unsigned char *stage_out,
                                          const CUtensorMap *map_o, int n0, int64_t wrow,
                                          int64_t M, int K, int lane) {
@@ -150,9 +153,9 @@ __device__ __forceinline__ void epilogue(const float *acc, tile_inputs<EDGE> &in
 #pragma unroll
         for (int jj = 0; jj < 8; jj++) {
             const int j = qt * 8 + jj;
-            const float2 gm = unpack2<bf16>(in.gw[qt & 1][jj]);
-            pk[jj][0] = dx_pair(in.p0, gm, acc[4 * j], acc[4 * j + 1], in.xw[0][j % 16]);
-            pk[jj][1] = dx_pair(in.p1, gm, acc[4 * j + 2], acc[4 * j + 3], in.xw[1][j % 16]);
+            const float2 gm = unpack2<T>(in.gw[qt & 1][jj]);
+            pk[jj][0] = dx_pair<T>(in.p0, gm, acc[4 * j], acc[4 * j + 1], in.xw[0][j % 16]);
+            pk[jj][1] = dx_pair<T>(in.p1, gm, acc[4 * j + 2], acc[4 * j + 3], in.xw[1][j % 16]);
         }
         if (qt < 2) { /* the slots just used take the last two quarters' x */
 #pragma unroll
@@ -178,22 +181,22 @@ __device__ __forceinline__ void epilogue(const float *acc, tile_inputs<EDGE> &in
 
 /* One tile of a consumer warpgroup: its inputs, the main loop, the ring's last stage
  * released, the epilogue. */
-template <bool EDGE>
+template <typename T, bool EDGE>
 __device__ __forceinline__ void consume_tile(float *acc, uint64_t *full, uint64_t *empty,
                                              unsigned char *sA, unsigned char *sB, uint32_t it0,
                                              int KT, int cw, int warp, int lane,
                                              uint32_t row_addr, unsigned char *stage_out,
-                                             const CUtensorMap *map_o, const bf16 *x,
-                                             const bf16 *gamma, const float4 *rowp, int64_t m0,
+                                             const CUtensorMap *map_o, const T *x,
+                                             const T *gamma, const float4 *rowp, int64_t m0,
                                              int n0, int64_t M, int K) {
     const int64_t wrow = m0 + cw * 64 + warp * 16;
-    tile_inputs<EDGE> in(x, gamma, rowp, wrow, n0, M, K, lane >> 2, lane & 3);
-    tile_mainloop(acc, full, empty, sA, sB, cw * 64 * 128, it0, KT, lane);
+    tile_inputs<T, EDGE> in(x, gamma, rowp, wrow, n0, M, K, lane >> 2, lane & 3);
+    tile_mainloop<T>(acc, full, empty, sA, sB, cw * 64 * 128, it0, KT, lane);
     wgmma_wait<0>();
 #pragma unroll
     for (int k = 0; k < DX_BN / 2; k++) fence_regs(acc[k]);
     if (lane == 0) mbar_arrive(&empty[(it0 + KT - 1) % DX_S]);
-    epilogue<EDGE>(acc, in, row_addr, stage_out, map_o, n0, wrow, M, K, lane);
+    epilogue<T, EDGE>(acc, in, row_addr, stage_out, map_o, n0, wrow, M, K, lane);
 }
 
 #endif
@@ -202,10 +205,11 @@ __device__ __forceinline__ void consume_tile(float *acc, uint64_t *full, uint64_
  * reduction contiguous, through TMA into a DX_S-stage ring (OOB rows and columns read as
  * zero), wgmma from two consumer warpgroups, a persistent grid over tiles in grouped
  * order (sm90_tiles.cuh). */
+template <typename T>
 __global__ void __launch_bounds__(DX_THREADS, 1)
 dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                   const __grid_constant__ CUtensorMap map_o, const bf16 *__restrict__ x,
-                   const bf16 *__restrict__ gamma, const float4 *__restrict__ rowp, int64_t M,
+                   const __grid_constant__ CUtensorMap map_o, const T *__restrict__ x,
+                   const T *__restrict__ gamma, const float4 *__restrict__ rowp, int64_t M,
                    int K, int N) {
 #if LNL_SM90A
     extern __shared__ unsigned char smem_raw[];
@@ -259,10 +263,10 @@ dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_const
         int n0;
         tile_at(tile, tiles_m, tiles_n, DX_BN, &m0, &n0, DX_BM);
         if (m0 + DX_BM <= M && n0 + DX_BN <= K)
-            consume_tile<false>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane, row_addr,
+            consume_tile<T, false>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane, row_addr,
                                 stage_out, &map_o, x, gamma, rowp, m0, n0, M, K);
         else
-            consume_tile<true>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane, row_addr,
+            consume_tile<T, true>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane, row_addr,
                                stage_out, &map_o, x, gamma, rowp, m0, n0, M, K);
     }
     if (lane == 0) bulk_wait_all();
@@ -277,10 +281,11 @@ dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_const
  * the blocks of row 0 also write ones into gamma1 for their columns: the GEMM's epilogue
  * then always reads a gamma. */
 constexpr int TP = 64;
+template <typename T>
 __global__ void __launch_bounds__(256)
-transpose_kernel(const bf16 *__restrict__ w, bf16 *__restrict__ wt, bf16 *__restrict__ gamma1,
+transpose_kernel(const T *__restrict__ w, T *__restrict__ wt, T *__restrict__ gamma1,
                  int64_t N, int64_t K) {
-    __shared__ __align__(16) bf16 tile[TP][TP];
+    __shared__ __align__(16) T tile[TP][TP];
     pdl_wait(); /* launched by launch_dependent */
     pdl_launch_dependents();
     const int64_t n0 = (int64_t)blockIdx.y * TP, k0 = (int64_t)blockIdx.x * TP;
@@ -291,12 +296,12 @@ transpose_kernel(const bf16 *__restrict__ w, bf16 *__restrict__ wt, bf16 *__rest
             *(uint4 *)&tile[r][8 * (cc ^ (r / 8))] = __ldg((const uint4 *)(w + n * K + k));
     }
     if (gamma1 && blockIdx.y == 0 && threadIdx.x < TP && k0 + threadIdx.x < K)
-        gamma1[k0 + threadIdx.x] = __float2bfloat16(1.f);
+        gamma1[k0 + threadIdx.x] = from_f<T>(1.f);
     __syncthreads();
     for (int r = rr; r < TP; r += 32) { /* row r of the W^T tile: column k0 + r of W */
         const int64_t k = k0 + r, n = n0 + 8 * cc;
         if (n < N && k < K) {
-            bf16 v[8]; /* rows 8 cc + i of the W tile: their chunk r / 8 sits at (r / 8) ^ cc */
+            T v[8]; /* rows 8 cc + i of the W tile: their chunk r / 8 sits at (r / 8) ^ cc */
 #pragma unroll
             for (int i = 0; i < 8; i++) v[i] = tile[8 * cc + i][8 * ((r / 8) ^ cc) + r % 8];
             uint4 o;
@@ -310,16 +315,18 @@ transpose_kernel(const bf16 *__restrict__ w, bf16 *__restrict__ wt, bf16 *__rest
  * (float32; gamma absent: ones, beta and bias absent: zeros), a block a row, 16-byte chunks
  * (K % 8 == 0, W, gamma and beta 16-byte aligned); the threads' sums added in a fixed
  * order (shuffles, then the warps' in warp order). */
-__device__ __forceinline__ uint4 ldg16(const bf16 *p) { return __ldg((const uint4 *)p); }
+template <typename T> __device__ __forceinline__ uint4 ldg16(const T *p) { return __ldg((const uint4 *)p); }
+template <typename T>
 __global__ void __launch_bounds__(256)
-prep_sums_kernel(const bf16 *__restrict__ w, const bf16 *__restrict__ gamma,
-                 const bf16 *__restrict__ beta, const bf16 *__restrict__ bias,
+prep_sums_kernel(const T *__restrict__ w, const T *__restrict__ gamma,
+                 const T *__restrict__ beta, const T *__restrict__ bias,
                  float2 *__restrict__ cf, int64_t N, int64_t K) {
     __shared__ float2 warp_sum[8];
     pdl_wait();
     pdl_launch_dependents();
     const int64_t n = blockIdx.x;
-    const uint4 ones = make_uint4(ONE_PAIR_U, ONE_PAIR_U, ONE_PAIR_U, ONE_PAIR_U);
+    constexpr uint32_t one = one_pair<T>();
+    const uint4 ones = make_uint4(one, one, one, one);
     const uint4 zeros = make_uint4(0u, 0u, 0u, 0u);
     float c = 0.f, e = 0.f;
 #pragma unroll 2
@@ -330,8 +337,8 @@ prep_sums_kernel(const bf16 *__restrict__ w, const bf16 *__restrict__ gamma,
                        *bw = (const uint32_t *)&bv;
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            const float2 wf = unpack2<bf16>(ww[i]), gf = unpack2<bf16>(gw[i]),
-                         bf = unpack2<bf16>(bw[i]);
+            const float2 wf = unpack2<T>(ww[i]), gf = unpack2<T>(gw[i]),
+                         bf = unpack2<T>(bw[i]);
             c = fmaf(wf.x, gf.x, fmaf(wf.y, gf.y, c));
             e = fmaf(wf.x, bf.x, fmaf(wf.y, bf.y, e));
         }
@@ -346,7 +353,7 @@ prep_sums_kernel(const bf16 *__restrict__ w, const bf16 *__restrict__ gamma,
     if (threadIdx.x == 0) {
         float2 t = warp_sum[0];
         for (int i = 1; i < 8; i++) t.x += warp_sum[i].x, t.y += warp_sum[i].y;
-        cf[n] = make_float2(t.x, t.y + (bias ? __bfloat162float(bias[n]) : 0.f));
+        cf[n] = make_float2(t.x, t.y + (bias ? to_f(bias[n]) : 0.f));
     }
 }
 
@@ -355,18 +362,23 @@ prep_sums_kernel(const bf16 *__restrict__ w, const bf16 *__restrict__ gamma,
  *   rowp = {r, -r^2 b, -r a, mean} with r = rstd.
  * A warp a row, 16-byte chunks of dy and y (N % 8 == 0, both 16-byte aligned) and the
  * chunk's {c, f} as four 16-byte loads, two chunks' loads in flight a lane; the lanes'
- * sums added by shuffles in a fixed order. */
+ * sums added by shuffles in a fixed order. With absmax (f16), it also takes the row's
+ * largest |rstd dy| into *absmax as dw_from_x.cu's dy_absmax_kernel would (the f16 bits'
+ * max, 0x7fff masking the sign, times rstd; one atomicMax a warp), so that the dW prep,
+ * launched after this kernel, needs no pass of its own over dy. */
+template <typename T>
 __global__ void __launch_bounds__(256)
-row_terms_kernel(const bf16 *__restrict__ dy, const bf16 *__restrict__ y,
+row_terms_kernel(const T *__restrict__ dy, const T *__restrict__ y,
                  const float2 *__restrict__ cf, const float *__restrict__ mean,
-                 const float *__restrict__ rstd, float4 *__restrict__ rowp, int64_t M,
-                 int64_t K, int64_t N) {
+                 const float *__restrict__ rstd, float4 *__restrict__ rowp,
+                 unsigned *__restrict__ absmax, int64_t M, int64_t K, int64_t N) {
     pdl_wait();
     pdl_launch_dependents();
     const int lane = threadIdx.x % 32;
     const int64_t m = (int64_t)blockIdx.x * 8 + threadIdx.x / 32;
     if (m >= M) return;
     float sa = 0.f, sb = 0.f;
+    unsigned h = 0; /* absmax: the largest |dy| of the lane's chunks, as f16 bits */
 #pragma unroll 2
     for (int64_t n = 8 * lane; n < N; n += 256) {
         const uint4 d = __ldg((const uint4 *)(dy + m * N + n));
@@ -375,19 +387,24 @@ row_terms_kernel(const bf16 *__restrict__ dy, const bf16 *__restrict__ y,
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             const float4 t = __ldg((const float4 *)(cf + n + 2 * i)); /* {c, f} of two columns */
-            const float2 dv = unpack2<bf16>(dw[i]), yv = unpack2<bf16>(yw[i]);
+            const float2 dv = unpack2<T>(dw[i]), yv = unpack2<T>(yw[i]);
             sa = fmaf(dv.x, t.x, fmaf(dv.y, t.z, sa));
             sb = fmaf(dv.x, yv.x - t.y, fmaf(dv.y, yv.y - t.w, sb));
+            if (absmax) h = max(h, max(dw[i] & 0x7fffu, (dw[i] >> 16) & 0x7fffu));
         }
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
         sa += __shfl_xor_sync(0xffffffffu, sa, o);
         sb += __shfl_xor_sync(0xffffffffu, sb, o);
+        if (absmax) h = max(h, __shfl_xor_sync(0xffffffffu, h, o));
     }
     if (lane == 0) {
         const float a = sa / (float)K, b = sb / (float)K, r = rstd[m];
         rowp[m] = make_float4(r, -r * r * b, -r * a, mean[m]);
+        if (absmax && h != 0)
+            atomicMax(absmax, __float_as_uint(__half2float(__ushort_as_half((unsigned short)h)) *
+                                              fabsf(r)));
     }
 }
 
@@ -396,11 +413,15 @@ row_terms_kernel(const bf16 *__restrict__ dy, const bf16 *__restrict__ y,
  * 8-byte loads of W), and share j of the rows n, added in order, four rows' loads in
  * flight; row j of part_g / part_b, summed over the shares by launch_reduce_partials.
  * P[n, k] = G[n, k] - u[n] (dW from the raw x), or, where dw_from_x's flag says rows were
- * off centre, the sum of the fused dW kernel's float32 partials of P over its splits. */
+ * off centre, the sum of the fused dW kernel's float32 partials of P over its splits.
+ * f16 (absmax given): G and u are of dy' scaled by 2^e (dw_scale_exp), so dgamma's sum
+ * over n is scaled back by 2^-e, exactly (a power of two). */
 constexpr int DGB_COLS = 4 * 256;
+template <typename T>
 __global__ void __launch_bounds__(256)
-dgb_kernel(const bf16 *__restrict__ w, const float *__restrict__ part, int splits,
+dgb_kernel(const T *__restrict__ w, const float *__restrict__ part, int splits,
            const float2 *__restrict__ uvn, const int *__restrict__ off_centre,
+           const unsigned *__restrict__ absmax,
            float *__restrict__ part_g, float *__restrict__ part_b, int64_t N, int64_t K) {
     pdl_wait();
     pdl_launch_dependents();
@@ -412,7 +433,7 @@ dgb_kernel(const bf16 *__restrict__ w, const float *__restrict__ part, int split
     /* one row's terms, given its P */
     auto add = [&](int64_t n, float4 p, float v) {
         const uint2 wv = __ldg((const uint2 *)(w + n * K + k));
-        const float2 w01 = unpack2<bf16>(wv.x), w23 = unpack2<bf16>(wv.y);
+        const float2 w01 = unpack2<T>(wv.x), w23 = unpack2<T>(wv.y);
         dg[0] = fmaf(w01.x, p.x, dg[0]), dg[1] = fmaf(w01.y, p.y, dg[1]);
         dg[2] = fmaf(w23.x, p.z, dg[2]), dg[3] = fmaf(w23.y, p.w, dg[3]);
         db[0] = fmaf(w01.x, v, db[0]), db[1] = fmaf(w01.y, v, db[1]);
@@ -425,6 +446,10 @@ dgb_kernel(const bf16 *__restrict__ w, const float *__restrict__ part, int split
             float4 p = __ldg((const float4 *)(part + n * K + k));
             p.x -= uv.x, p.y -= uv.x, p.z -= uv.x, p.w -= uv.x;
             add(n, p, uv.y);
+        }
+        if (absmax) {
+            const float inv = ldexpf(1.f, -dw_scale_exp(absmax));
+            for (int i = 0; i < 4; i++) dg[i] *= inv;
         }
     } else {
         for (int64_t n = n0; n < n1; n++) {
@@ -443,8 +468,9 @@ dgb_kernel(const bf16 *__restrict__ w, const float *__restrict__ part, int split
 } // namespace
 
 bool dx_epilogue_serves(lnl_dtype dt, int64_t M, int64_t K, int64_t N, const device_info &d) {
-    return dt == LNL_DTYPE_BF16 && K % 8 == 0 && N % 8 == 0 && K <= INT32_MAX &&
-           N <= INT32_MAX && M < ((int64_t)1 << 31) && d.major == 9 && d.minor == 0;
+    return (dt == LNL_DTYPE_BF16 || dt == LNL_DTYPE_F16) && K % 8 == 0 && N % 8 == 0 &&
+           K <= INT32_MAX && N <= INT32_MAX && M < ((int64_t)1 << 31) && d.major == 9 &&
+           d.minor == 0;
 }
 
 bool dx_epilogue_runs(lnl_dtype dt, int64_t M, int64_t K, int64_t N, const void *dy,
@@ -474,56 +500,92 @@ dx_epilogue_layout dx_epilogue_carve(void *base, int64_t M, int64_t K, int64_t N
     return l;
 }
 
-cudaError_t launch_dx_epilogue_prep(const void *W, const void *gamma, const void *beta,
-                                    const void *bias, const dx_epilogue_layout &l, int64_t K,
-                                    int64_t N, cudaStream_t s) {
+template <typename T>
+static cudaError_t prep_t(const T *W, const T *gamma, const T *beta, const T *bias,
+                          const dx_epilogue_layout &l, int64_t K, int64_t N, cudaStream_t s) {
     const dim3 grid((unsigned)((K + TP - 1) / TP), (unsigned)((N + TP - 1) / TP));
-    cudaError_t e = launch_dependent(transpose_kernel, grid, dim3(256), 0, s, (const bf16 *)W,
-                                     (bf16 *)l.wt, gamma ? nullptr : (bf16 *)l.gamma1, N, K);
+    cudaError_t e = launch_dependent(transpose_kernel<T>, grid, dim3(256), 0, s, W, (T *)l.wt,
+                                     gamma ? nullptr : (T *)l.gamma1, N, K);
     if (e != cudaSuccess) return e;
-    return launch_dependent(prep_sums_kernel, dim3((unsigned)N), dim3(256), 0, s,
-                            (const bf16 *)W, (const bf16 *)gamma, (const bf16 *)beta,
-                            (const bf16 *)bias, l.cf, N, K);
+    return launch_dependent(prep_sums_kernel<T>, dim3((unsigned)N), dim3(256), 0, s, W, gamma,
+                            beta, bias, l.cf, N, K);
 }
 
-cudaError_t launch_dx_epilogue(const void *dy, const void *y, const void *x, const void *gamma,
-                               const float *mean, const float *rstd, const dx_epilogue_layout &l,
-                               void *dx, int64_t M, int64_t K, int64_t N, const device_info &d,
-                               cudaStream_t s) {
-    cudaError_t e = launch_dependent(row_terms_kernel, dim3((unsigned)((M + 7) / 8)), dim3(256), 0,
-                                     s, (const bf16 *)dy, (const bf16 *)y, (const float2 *)l.cf,
-                                     mean, rstd, l.rowp, M, K, N);
-    if (e != cudaSuccess) return e;
+cudaError_t launch_dx_epilogue_prep(lnl_dtype dt, const void *W, const void *gamma,
+                                    const void *beta, const void *bias,
+                                    const dx_epilogue_layout &l, int64_t K, int64_t N,
+                                    cudaStream_t s) {
+    if (dt == LNL_DTYPE_F16)
+        return prep_t((const __half *)W, (const __half *)gamma, (const __half *)beta,
+                      (const __half *)bias, l, K, N, s);
+    return prep_t((const __nv_bfloat16 *)W, (const __nv_bfloat16 *)gamma,
+                  (const __nv_bfloat16 *)beta, (const __nv_bfloat16 *)bias, l, K, N, s);
+}
+
+cudaError_t launch_dx_epilogue_rows(lnl_dtype dt, const void *dy, const void *y,
+                                    const float *mean, const float *rstd,
+                                    const dx_epilogue_layout &l, unsigned *absmax, int64_t M,
+                                    int64_t K, int64_t N, cudaStream_t s) {
+    const dim3 grid((unsigned)((M + 7) / 8)), block(256);
+    if (dt == LNL_DTYPE_F16)
+        return launch_dependent(row_terms_kernel<__half>, grid, block, 0, s, (const __half *)dy,
+                                (const __half *)y, (const float2 *)l.cf, mean, rstd, l.rowp,
+                                absmax, M, K, N);
+    return launch_dependent(row_terms_kernel<__nv_bfloat16>, grid, block, 0, s,
+                            (const __nv_bfloat16 *)dy, (const __nv_bfloat16 *)y,
+                            (const float2 *)l.cf, mean, rstd, l.rowp, (unsigned *)nullptr, M, K,
+                            N);
+}
+
+template <typename T>
+static cudaError_t epilogue_t(lnl_dtype dt, const T *dy, const T *x, const T *gamma,
+                              const dx_epilogue_layout &l, T *dx, int64_t M, int64_t K, int64_t N,
+                              const device_info &d, cudaStream_t s) {
+    cudaError_t e;
     encode_fn enc = tensor_map_encoder();
     CUtensorMap ma, mb, mo;
-    if (!make_map(enc, &ma, LNL_DTYPE_BF16, dy, M, N, DX_BM) ||
-        !make_map(enc, &mb, LNL_DTYPE_BF16, l.wt, K, N, DX_BN) ||
-        !make_map(enc, &mo, LNL_DTYPE_BF16, dx, M, K, 16))
+    if (!make_map(enc, &ma, dt, dy, M, N, DX_BM) || !make_map(enc, &mb, dt, l.wt, K, N, DX_BN) ||
+        !make_map(enc, &mo, dt, dx, M, K, 16))
         return cudaErrorInvalidValue;
     const int64_t tiles = ((M + DX_BM - 1) / DX_BM) * ((K + DX_BN - 1) / DX_BN);
     const unsigned grid = (unsigned)std::min<int64_t>(tiles, d.sm_count);
-    const bf16 *g = (const bf16 *)(gamma ? gamma : l.gamma1);
-    const void *k = (const void *)dx_epilogue_kernel;
+    const T *g = gamma ? gamma : (const T *)l.gamma1;
+    const void *k = (const void *)dx_epilogue_kernel<T>;
     /* as the forward's kernels (launch_t in fused_forward_sm90.cu): the shared-memory limit
      * once per device, again if the launch fails after a context reset dropped it */
     for (int attempt = 0; attempt < 2; attempt++) {
         e = raise_smem_limit(k, DX_SMEM, d.device, attempt > 0);
         if (e != cudaSuccess) return e;
-        dx_epilogue_kernel<<<grid, DX_THREADS, DX_SMEM, s>>>(ma, mb, mo, (const bf16 *)x, g, l.rowp,
-                                                             M, (int)K, (int)N);
+        dx_epilogue_kernel<T><<<grid, DX_THREADS, DX_SMEM, s>>>(ma, mb, mo, x, g, l.rowp, M,
+                                                                (int)K, (int)N);
         e = cudaGetLastError();
         if (e == cudaSuccess) return e;
     }
     return e;
 }
 
-cudaError_t launch_dx_epilogue_dgb(const void *W, const float *part, int splits,
-                                   const int *off_centre, const dx_epilogue_layout &l,
-                                   float *part_g, float *part_b, int64_t shares, int64_t N,
-                                   int64_t K, cudaStream_t s) {
+cudaError_t launch_dx_epilogue(lnl_dtype dt, const void *dy, const void *x, const void *gamma,
+                               const dx_epilogue_layout &l, void *dx, int64_t M, int64_t K,
+                               int64_t N, const device_info &d, cudaStream_t s) {
+    if (dt == LNL_DTYPE_F16)
+        return epilogue_t(dt, (const __half *)dy, (const __half *)x, (const __half *)gamma, l,
+                          (__half *)dx, M, K, N, d, s);
+    return epilogue_t(dt, (const __nv_bfloat16 *)dy, (const __nv_bfloat16 *)x,
+                      (const __nv_bfloat16 *)gamma, l, (__nv_bfloat16 *)dx, M, K, N, d, s);
+}
+
+cudaError_t launch_dx_epilogue_dgb(lnl_dtype dt, const void *W, const float *part, int splits,
+                                   const int *off_centre, const unsigned *absmax,
+                                   const dx_epilogue_layout &l, float *part_g, float *part_b,
+                                   int64_t shares, int64_t N, int64_t K, cudaStream_t s) {
     const dim3 grid((unsigned)((K + DGB_COLS - 1) / DGB_COLS), (unsigned)shares);
-    return launch_dependent(dgb_kernel, grid, dim3(256), 0, s, (const bf16 *)W, part, splits,
-                            (const float2 *)l.uvn, off_centre, part_g, part_b, N, K);
+    if (dt == LNL_DTYPE_F16)
+        return launch_dependent(dgb_kernel<__half>, grid, dim3(256), 0, s, (const __half *)W, part,
+                                splits, (const float2 *)l.uvn, off_centre, absmax, part_g, part_b,
+                                N, K);
+    return launch_dependent(dgb_kernel<__nv_bfloat16>, grid, dim3(256), 0, s,
+                            (const __nv_bfloat16 *)W, part, splits, (const float2 *)l.uvn,
+                            off_centre, absmax, part_g, part_b, N, K);
 }
 
 int64_t dx_epilogue_dgb_shares(int64_t N, int64_t K, int64_t most, const device_info &d) {
