@@ -50,11 +50,14 @@ static const char *g_name[N_G] = {"dx", "dln_weight", "dln_bias", "dlinear_weigh
 #define F_BN192 64 /* run under LNL_CUDA_SM90_BN=192 (F_BN128: 128): the Hopper forward's */
 #define F_BN128 128 /* narrower tiles at N > 256, taken only where they fill the SMs better */
 #define OFFSET_F16_LIMIT 2
+#define OFFSET_TINY_SPREAD 3
 
 typedef struct {
     int64_t M, K, N;
     int offset;   /* 1: odd rows are 1e3 + randn instead of 3 + 2 randn;
-                     OFFSET_F16_LIMIT: x up to +-6e4, near f16's largest finite 65504 */
+                     OFFSET_F16_LIMIT: x up to +-6e4, near f16's largest finite 65504;
+                     OFFSET_TINY_SPREAD: x = 2e-3 + 1e-3 randn (rstd ~ 301, eps-bound)
+                     and dy = 100 randn, so rstd * dy passes f16's 65504 */
     int nullmask; /* NULL_* parameters passed as NULL */
     int flags;
 } shape_t;
@@ -106,7 +109,7 @@ static const shape_t shapes[] = {
      * the transform form then redoes with those statistics. Too large for the CPU's
      * table (a float64 reference of 3 x 0.35 GFLOP per dtype under the sanitizers). */
     {12800, 200, 136, 0, 0, F_QUICK | F_HOPPER},
-    /* The dx epilogue (FUSED's bf16 backward given y, N < K past the tiny class,
+    /* The dx epilogue (FUSED's bf16 and f16 backward given y, N < K past the tiny class,
      * dx_epilogue_sm90.cu): M, K, N off its 128-row and 256-column tiles and 64-deep
      * slices, off-centre rows (its dgamma/dbeta then come from the fused dW kernel's
      * partials of P), and every parameter absent. */
@@ -114,6 +117,11 @@ static const shape_t shapes[] = {
     {600, 2056, 72, 1, 0, F_HOPPER},
     {300, 1032, 72, 1, 0, F_QUICK | F_HOPPER},
     {260, 1288, 96, 0, NULL_LNW | NULL_LNB | NULL_LB, F_QUICK | F_HOPPER},
+    /* f16's dW from the raw x scales rstd * dy by a power of two into f16's range
+     * (dw_from_x.cu): here it is up to ~1.3e5 before scaling, while every gradient stays
+     * in range (dx ~ 2.6e3 randn at N = 16 of K = 2056; dy = 300 randn took the exact dx
+     * past 65504, H200, session 41). bf16 takes the same row unscaled. */
+    {600, 2056, 16, OFFSET_TINY_SPREAD, 0, F_HOPPER},
     {12800, 72, 100, 0, NULL_LB, F_QUICK | F_HOPPER},
     {12800, 72, 136, 1, 0, F_QUICK | F_HOPPER},
     /* The epilogue form with the pre-pass's statistics (N > 256, K < 4096) on more tiles
@@ -276,12 +284,18 @@ static void case_setup(tcase *c, const shape_t *s, lnl_dtype dt, int dev, uint64
             case IN_X:
                 if (s->offset == OFFSET_F16_LIMIT)
                     v = fmax(-6e4, fmin(6e4, 2e4 * z));
+                else if (s->offset == OFFSET_TINY_SPREAD)
+                    v = 2e-3 + 1e-3 * z;
                 else
                     v = (s->offset && (j / (size_t)K) % 2 == 1) ? 1e3 + z : 3.0 + 2.0 * z;
                 break;
             case IN_LNW: v = 1.0 + 0.3 * z; break;
             case IN_W: v = z / sqrt((double)K); break;
-            case IN_DY: v = s->offset == OFFSET_F16_LIMIT ? 1e2 * z : z; break;
+            case IN_DY:
+                v = s->offset == OFFSET_F16_LIMIT     ? 1e2 * z
+                    : s->offset == OFFSET_TINY_SPREAD ? 1e2 * z
+                                                      : z;
+                break;
             default: v = 0.5 * z; break;
             }
             c->in[i][j] = tu_round(dt, v);
@@ -683,7 +697,12 @@ static void run_case(tcase *c, lnl_strategy strat) {
     p.threads = 1;
     snprintf(c->tag, sizeof c->tag, "[%s %s %s M=%lld K=%lld N=%lld%s null=%d]", c->dev ? "cuda" : "cpu",
              tu_dtype_name(c->dt), tu_strategy_name(strat), (long long)c->s.M, (long long)c->s.K,
-             (long long)c->s.N, c->s.offset == 1 ? " offset1e3" : c->s.offset ? " f16limit" : "", c->s.nullmask);
+             (long long)c->s.N,
+             c->s.offset == 1                  ? " offset1e3"
+             : c->s.offset == OFFSET_F16_LIMIT ? " f16limit"
+             : c->s.offset                     ? " tinyspread"
+                                               : "",
+             c->s.nullmask);
     lnl_status st = lnl_check(&p);
     if (st == LNL_STATUS_UNSUPPORTED) {
         printf("skip %s: %s\n", c->tag, lnl_last_error());

@@ -158,8 +158,8 @@ def test_cuda_f32_fused_large_tiles(M, K, N, offset):
 # several 128 x 256 tiles per CTA of its persistent grid, with tails in every
 # dimension: N = 4104 takes the epilogue through shared memory (N % 8 == 0), N = 4100
 # the direct one; (2048, 1024, 2048) has no tails. The backward, without ln_out, rebuilds
-# LN(x) for cuBLAS where N >= K; where N < K bf16 takes dW from the raw x (and its fused
-# dW kernel for off-centre rows) and f16 the rebuild. N = 200 and 256 fit one column of
+# LN(x) for cuBLAS where N >= K; where N < K it takes dW from the raw x (and its fused
+# dW kernel for off-centre rows). N = 200 and 256 fit one column of
 # tiles, 102 of them (3/4 of
 # the H200's SMs and more): there the epilogue form computes the row statistics inside its
 # GEMM kernel. The row means: 3 and 100 (|mean| * rstd ~ 1.5 and ~50)
@@ -186,30 +186,45 @@ def test_cuda_16bit_fused_many_tiles(M, K, N, dtype, offset):
     check_all(inputs, dy, dtype, strategy="fused")
 
 
-# A bf16 backward without ln_out takes dW from the raw x where N < K (dw_from_x.cu):
+# A 16-bit backward without ln_out takes dW from the raw x where N < K (dw_from_x.cu):
 # dW = gamma * (dy'^T x - u) + beta * v with dy' = rstd * dy, whose float32 GEMM carries
-# each row's mean until u takes it off again. 100 + 2 N(0,1) rows (|mean| * rstd ~ 50) sit
-# just inside its limit of 64, with 33000 rows of accumulation; "one_row" moves one row to 1e3, past the limit, which sends
-# the whole call to the fused dW kernel on the device's own decision.
+# each row's mean until u takes it off again. bf16: 100 + 2 N(0,1) rows (|mean| * rstd ~
+# 50) sit just inside its limit of 64, with 33000 rows of accumulation; f16's limit is
+# 16, so 25 + 2 N(0,1) (~12). "one_row" moves one row to 1e3, past the limit, which sends
+# the whole call to the fused dW kernel on the device's own decision. f16's dy' is scaled
+# by a power of two into f16's range (session 41): "small_dy" (dy of 1e-4, where rstd dy
+# unscaled would sit among f16's subnormals) and "tiny_spread" (rows 2e-3 + 1e-3 N(0,1),
+# rstd ~ 301, and dy of 100: rstd dy up to ~1.3e5, past f16's 65504; at N = 16 of K = 2048,
+# so that dx, ~ rstd dy sqrt(N / K), stays in range: at 33000,1024,200 with dy of 50 the
+# exact dx passed 65504, H200, session 41).
 @pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
 @pytest.mark.parametrize("strategy", ["unfused", "fused"])
-@pytest.mark.parametrize("offset", [100.0, "one_row"])
-def test_cuda_bf16_dw_from_x(strategy, offset):
-    M, K, N = 33000, 1024, 200
-    inputs, dy = make_inputs((M,), K, N, torch.bfloat16, "cuda",
+@pytest.mark.parametrize("dtype,offset", [
+    (torch.bfloat16, 100.0), (torch.bfloat16, "one_row"), (torch.float16, 25.0),
+    (torch.float16, "one_row"), (torch.float16, "small_dy"), (torch.float16, "tiny_spread")],
+    ids=str)
+def test_cuda_16bit_dw_from_x(strategy, dtype, offset):
+    M, K, N = (4096, 2048, 16) if offset == "tiny_spread" else (33000, 1024, 200)
+    inputs, dy = make_inputs((M,), K, N, dtype, "cuda",
                              offset=offset if isinstance(offset, float) else 3.0)
     if offset == "one_row":
         inputs[0][M // 3] += 1e3
-    check_all(inputs, dy, torch.bfloat16, strategy=strategy, recompute=True)
+    if offset == "small_dy":
+        dy = dy * 1e-4
+    if offset == "tiny_spread":
+        x = inputs[0].double()
+        inputs[0] = (2e-3 + 5e-4 * (x - x.mean())).to(dtype)  # x is 3 + 2 N(0,1)
+        dy = dy * 100
+    check_all(inputs, dy, dtype, strategy=strategy, recompute=True)
 
 
 # AUTO resolves the forward and the backward separately. A bf16/f16 problem on Hopper
 # with N <= 1024, M*K >= 2^23, M*K*N >= 2^33 where N > 256, and enough 128-row tiles for
 # 3/4 of the SMs (a tile is 128 x 256, 128 x 128 where N <= 128) takes the fused forward
 # and the unfused backward, which rebuilds LN(x) from mean and rstd (or reads the kept
-# ln_out), except that the backward of a bf16 problem with N <= K / 4 resolves FUSED:
-# given the forward's y (which the layer keeps there), it forms dx in the epilogue of the
-# dy . W GEMM (dx_epilogue_sm90.cu; session 40). Elsewhere both directions resolve alike;
+# ln_out), except that the backward of a problem with N <= K / 4 resolves FUSED: given the
+# forward's y (which the layer keeps there), it forms dx in the epilogue of the dy . W
+# GEMM (dx_epilogue_sm90.cu; bf16 since session 40, f16 since 41). Elsewhere both directions resolve alike;
 # the results are checked either way.
 # Each shape has row and column tails. (33000, 1024, 200): N <= 256, under 2^33 MACs;
 # (8300, 1024, 1016) just over 2^33 and (8200, 1024, 1000) just under it (session 10's
@@ -232,7 +247,7 @@ def test_cuda_auto_small_n(dtype, recompute, shape):
     tiles = -(-M // 128) * -(-N // (128 if N <= 128 else 256))
     fused_fwd = 4 * tiles >= 3 * sms and (N <= 256 or M * K * N >= 2 ** 33)
     hopper = torch.cuda.get_device_capability() == (9, 0)
-    dx_epilogue = hopper and dtype == torch.bfloat16 and 4 * N <= K
+    dx_epilogue = hopper and dtype in (torch.bfloat16, torch.float16) and 4 * N <= K
     bwd = _clib.STRATEGY_FUSED if dx_epilogue else _clib.STRATEGY_UNFUSED
     if hopper and fused_fwd:
         assert got == (_clib.STRATEGY_FUSED, bwd)

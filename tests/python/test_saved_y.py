@@ -231,7 +231,7 @@ def test_compile_with_y_kept(monkeypatch):
         torch.testing.assert_close(c.grad, a.grad, rtol=1e-6, atol=1e-6)
 
 
-# ---- CUDA: the dx epilogue itself (Hopper, bf16) ----
+# ---- CUDA: the dx epilogue itself (Hopper, bf16 and f16) ----
 
 def _hopper_or_skip():
     if "cuda" not in DEVICES:
@@ -240,8 +240,7 @@ def _hopper_or_skip():
         pytest.skip("the dx epilogue is Hopper's")
 
 
-def _check_epilogue(path, M, K, N, strategy):
-    dtype = torch.bfloat16
+def _check_epilogue(path, M, K, N, strategy, dtype):
     inputs, dy = make_inputs((M,), K, N, dtype, "cuda")
     p = ops._problem(inputs[0], N, 1e-5, ops.STRATEGIES[strategy])
     assert _clib.lib.lnl_backward_wants_y(ctypes.byref(p)) == 1, (
@@ -256,27 +255,33 @@ def _check_epilogue(path, M, K, N, strategy):
     _, g, _ = run(fn, inputs, dy, mask)
     _, g_t, _ = run(torch_forward, inputs, dy, mask)
     _, g_r, _ = run(torch_forward, inputs, dy, mask, upcast=True)
-    # The same bound as the other CUDA bf16 tests (test_numerics.check_all): 1.5 x
-    # PyTorch's own bf16 error against the float64 reference, or the bf16 floor.
+    # The same bound as the other CUDA 16-bit tests (test_numerics.check_all): 1.5 x
+    # PyTorch's own error against the float64 reference, or the dtype's floor. f16's dW
+    # comes from rstd dy scaled by a power of two (dw_from_x.cu).
     for name in ("x", "linear_weight", "ln_weight", "ln_bias", "linear_bias"):
         assert g[name].dtype == dtype and g[name].shape == g_r[name].shape
         assert_close_to_ref(g[name], g_t[name], g_r[name], dtype, "d" + name)
 
 
+EPI_DTYPES = [torch.bfloat16, torch.float16]
+
+
+@pytest.mark.parametrize("dtype", EPI_DTYPES)
 @pytest.mark.parametrize("path", PATHS)
-def test_cuda_bf16_dx_epilogue_auto(path):
+def test_cuda_dx_epilogue_auto(path, dtype):
     # N <= K / 4: where AUTO's backward takes the epilogue.
     _hopper_or_skip()
-    _check_epilogue(path, 4096, 2048, 256, "auto")
+    _check_epilogue(path, 4096, 2048, 256, "auto", dtype)
 
 
+@pytest.mark.parametrize("dtype", EPI_DTYPES)
 @pytest.mark.parametrize("path", PATHS)
-def test_cuda_bf16_dx_epilogue_fused_ragged(path):
+def test_cuda_dx_epilogue_fused_ragged(path, dtype):
     # Row and column tails: M, K and N not multiples of the GEMM's 128-row, 256-column
     # tiles and 64-deep slices; past the tiny class (whose FUSED backward is one launch of
     # its own, tiny_backward.cuh) with N < K (the epilogue needs dW from the raw x).
     _hopper_or_skip()
-    _check_epilogue(path, 1000, 1032, 200, "fused")
+    _check_epilogue(path, 1000, 1032, 200, "fused", dtype)
 
 
 @pytest.mark.parametrize("path", PATHS)
