@@ -88,8 +88,9 @@ if [ -x "$TABLE" ]; then
     # cases as those strategies' own rows (test_table.c): bf16 302 s, f16 307 s, f32 162 s
     # with it at 86bd997 (session 27, call 3).
     # bf16 ran past 480 s in session 40 with the table's dx epilogue rows (bf16 only): its
-    # FUSED and UNFUSED rows now run as two processes.
-    for dt in f32 bf16:fused bf16:unfused f16; do
+    # FUSED and UNFUSED rows now run as two processes; f16 too since session 41, when it
+    # took the epilogue as well (352 s of 480 in one process before).
+    for dt in f32 bf16:fused bf16:unfused f16:fused f16:unfused; do
         st=()
         [[ $dt == *:* ]] && st=(--strategy "${dt#*:}")
         run_step "sanitizer_racecheck_${dt/:/_}" 480 tests/gpu/racecheck_ours.sh "$TABLE" --device cuda \
