@@ -657,12 +657,11 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
  * untuned version was timed (FUSED, one round): ties at 8192,4096,4096 (0.897 / 0.893) and
  * 8192,1024,1024 (0.0928 / 0.0927).
  * f16 takes the same rule since session 41 (its dW from the raw x, scaled), f16 AUTO
- * backward ms, main at 1e05520 (UNFUSED, LN(x) rebuilt for cuBLAS) / the epilogue, two
- * rounds in turn (docs/results/cuda/2026-12-04-session41, call 3, with the scale's
- * atomics one a row): 32768,4096,256 0.565, 0.569 / 0.438, 0.432; 16384,8192,1024 1.202,
- * 1.179 / 1.066, 1.054; 16384,4096,1024 0.588, 0.589 / 0.551, 0.552; 65536,1024,256
- * 0.290, 0.293 / 0.285, 0.286 (call 1, with a pass of its own for the scale: 0.264,
- * 0.262); a tie at 8192,4096,1024, 0.288, 0.292 / 0.289, 0.289 (call 1: 0.314, 0.314). */
+ * backward ms, main at 1e05520 (UNFUSED, LN(x) rebuilt for cuBLAS) / d5c18ba's epilogue,
+ * two rounds in turn (docs/results/cuda/2026-12-04-session41, call 5): 32768,4096,256
+ * 0.586, 0.586 / 0.427, 0.421; 65536,1024,256 0.311, 0.299 / 0.256, 0.256;
+ * 16384,8192,1024 1.205, 1.179 / 1.068, 1.082; a tie at 8192,4096,1024, 0.298, 0.292 /
+ * 0.302, 0.291 (call 1, with the scale from a pass of its own: 0.314, 0.314). */
 static bool dx_epi_auto(const lnl_problem *p) {
     lnl_problem f = *p;
     f.strategy = LNL_STRATEGY_FUSED;

@@ -64,8 +64,9 @@ if [ -x "$TABLE" ]; then
     # the full table took 218-232 s beside the other steps in sessions 20-21, and ran past
     # its old 240 s limit (exit 124, no check failed) on a machine ~10% slower than usual
     # (session 21, call 3: every step 10-15% slower); racecheck sets the wall time anyway.
-    # It grew with the table: 296 s (session 28), 350 (29), 357 of its then 360 (30)
-    run_step table_cuda 450 "$TABLE" --device cuda &
+    # It grew with the table: 296 s (session 28), 350 (29), 357 of its then 360 (30),
+    # 419 of 450 (41, beside five racecheck processes)
+    run_step table_cuda 500 "$TABLE" --device cuda &
     run_step table_cuda_big 240 "$TABLE" --device cuda --big &
     for tool in memcheck synccheck; do
         # 240 s and 238 s in session 39; 284 and 297 in session 40 (the table's dx epilogue
@@ -128,8 +129,10 @@ if [ -x "$TABLE" ]; then
         # both paths), hence 480 s.
         # LNLINEAR_EXPECT_CPP: the C++ autograd op (build-gpu/liblnlinear_torch.so) must load;
         # the suite's plain eager CUDA calls go through it (test_cpp_autograd.py compares it
-        # bitwise with the Python node). 341 s at dfd23a5 (756 tests).
-        run_step pytest_cuda 480 env LNLINEAR_TEST_DEVICE=cuda LNLINEAR_LIBRARY="$LIB" LNLINEAR_EXPECT_CPP=1 \
+        # bitwise with the Python node). 341 s at dfd23a5 (756 tests); 464 s at d5c18ba (910
+        # tests, beside five racecheck processes), hence 520 s: with ~30 s of build first,
+        # still inside the device tool's 600.
+        run_step pytest_cuda 520 env LNLINEAR_TEST_DEVICE=cuda LNLINEAR_LIBRARY="$LIB" LNLINEAR_EXPECT_CPP=1 \
             PYTHONPATH="$PWD/python" LNLINEAR_REPORT_DIR="$OUTDIR/python" \
             python3 -m pytest -q -s -p no:cacheprovider --durations=20 \
             --deselect "tests/python/test_compile.py::test_compile_fullgraph_matches_eager[cpu]" \
