@@ -18,6 +18,7 @@
 extern "C" {
 #include "internal.h"
 }
+#include "dw_scale.cuh"
 
 namespace lnl {
 
@@ -246,11 +247,7 @@ template <typename T> __host__ __device__ constexpr float dw_max_mean_rstd() {
  * is). G and u carry the 2^e, which dw_finish and the dx epilogue's dgamma take off
  * again, exactly. */
 __device__ __forceinline__ int dw_scale_exp(const unsigned *absmax) {
-    const float m = __uint_as_float(*absmax);
-    if (!(m > 0.f) || !isfinite(m)) return 0;
-    int e;
-    frexpf(m, &e); /* m = f 2^e, f in [0.5, 1) */
-    return max(-100, min(100, 15 - e));
+    return dw_scale_exp_of(__uint_as_float(*absmax)); /* dw_scale.cuh */
 }
 /* The statistics passes' test of that limit (true for NaN too). */
 __device__ __forceinline__ bool off_centre_row(float mean, float rstd,
