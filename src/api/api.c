@@ -165,7 +165,7 @@ static lnl_status backward_checked(const char *fn, const lnl_problem *p, const l
     lnl_bwd_args a = {resolved(p, 1), g->dy, g->x, g->ln_weight, g->ln_bias, g->linear_weight,
                       g->mean, g->rstd, g->ln_out, g->dx, g->dln_weight, g->dln_bias,
                       g->dlinear_weight, g->dlinear_bias, g->workspace, g->workspace_bytes,
-                      g->y, g->y ? g->linear_bias : NULL};
+                      g->y, g->y ? g->linear_bias : NULL, fn};
     size_t need = a.p.device == LNL_DEVICE_CPU ? lnl_cpu_backward_workspace_size(&a.p)
                                                : lnl_cuda_backward_workspace_size(&a.p);
     if ((s = check_workspace(fn, g->workspace, g->workspace_bytes, need))) return s;

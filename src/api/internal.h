@@ -26,6 +26,7 @@ typedef struct lnl_bwd_args {
     void *workspace;
     size_t workspace_bytes;
     const void *y, *linear_bias; /* optional (lnl_backward_ex): the forward's y and bias */
+    const char *fn;              /* the entry point (lnl_backward or lnl_backward_ex), for messages */
 } lnl_bwd_args;
 
 /* Records this thread's last error (printf-style); returns status for tail calls. */
