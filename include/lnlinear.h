@@ -150,8 +150,8 @@ typedef struct lnl_backward_args {
  * alignment and that no output overlaps them. */
 LNL_API lnl_status lnl_backward_ex(const lnl_problem *p, const lnl_backward_args *args);
 
-/* 1 when p's backward (AUTO resolved) would use lnl_backward_args.y: a CUDA bf16 problem
- * on Hopper whose FUSED backward takes the dx epilogue (lnl_backward_ex's comment), with
+/* 1 when p's backward (AUTO resolved) would use lnl_backward_args.y: a CUDA bf16 or f16
+ * problem on Hopper whose FUSED backward takes the dx epilogue (lnl_backward_ex's comment), with
  * dx and dlinear_weight requested and ln_out not given. 0 otherwise, and for an invalid
  * p. Lets a caller (the PyTorch autograd function) keep y for the backward only when it
  * will be used. */

@@ -7,7 +7,7 @@ PyTorch apply; the C library only ever sees raw pointers.
 
 What the forward keeps for the backward: x, the parameters, mean and rstd (and ln_out with
 recompute=False). Where the library's backward would use the forward's output
-(lnl_backward_wants_y: the CUDA bf16 FUSED backward on Hopper forms dx in the epilogue of its
+(lnl_backward_wants_y: the CUDA bf16/f16 FUSED backward on Hopper forms dx in the epilogue of its
 dy @ W GEMM from y - linear_bias), and dx and dlinear_weight are both wanted, it also keeps
 y (the output tensor itself, no copy) and linear_bias. As with any autograd function that
 saves its output, modifying that y in place before the backward then raises autograd's
