@@ -33,8 +33,7 @@
  * subnormals; bf16 has float32's exponent range. So f16's dy' is T(2^e rstd dy), one
  * power of two for the whole call chosen from max |rstd dy| (taken by the dx epilogue's
  * pass over dy and y where that runs, else by dy_absmax_kernel, a pass over dy before the
- * prep; dw_scale_exp in cuda_common.cuh), which
- * G and u then carry:
+ * prep; the exponent in dw_scale.cuh), which G and u then carry:
  * dW = gamma * (G - u) 2^-e + beta * v, exact in the scaling. Until then f16 rebuilt LN(x)
  * for cuBLAS at every N, moving M x K twice where this moves M x N. f16's limit on
  * |mean| * rstd is 16 (dw_max_mean_rstd): its bound is a fifth of bf16's.
@@ -459,6 +458,7 @@ cudaError_t launch_dw_prep(lnl_dtype dt, const void *dy, const float *mean, cons
                            const unsigned *absmax, void *dyp, float2 *part_uv, int *off_centre,
                            int64_t M, int64_t N, const device_info &d, cudaStream_t s,
                            int64_t *G) {
+    if (dt == LNL_DTYPE_F64) return cudaErrorInvalidValue;
     const int V = prep_elems(dt, N, dy, dyp);
     if (dt == LNL_DTYPE_F32)
         return dw_prep_t((const float *)dy, mean, rstd, nullptr, (float *)dyp, part_uv, off_centre,

@@ -1,5 +1,6 @@
-/* The FUSED backward's dx formed in the epilogue of the dy . W GEMM (bf16 and f16, Hopper), so that
- * dxhat = dy . W (M x K) is never written out and read back by a LayerNorm backward pass.
+/* The FUSED backward's dx formed in the epilogue of the dy . W GEMM (bf16 and f16, Hopper),
+ * so that dxhat = dy . W (M x K) is never written out and read back by a LayerNorm backward
+ * pass.
  *
  * With xhat = (x - mean) rstd and g = dxhat * gamma (per column), the LayerNorm backward is
  *   dx = rstd * (g - a - xhat * b),   a = mean_k(g),  b = mean_k(g * xhat)   (per row).
@@ -315,7 +316,9 @@ transpose_kernel(const T *__restrict__ w, T *__restrict__ wt, T *__restrict__ ga
  * (float32; gamma absent: ones, beta and bias absent: zeros), a block a row, 16-byte chunks
  * (K % 8 == 0, W, gamma and beta 16-byte aligned); the threads' sums added in a fixed
  * order (shuffles, then the warps' in warp order). */
-template <typename T> __device__ __forceinline__ uint4 ldg16(const T *p) { return __ldg((const uint4 *)p); }
+template <typename T> __device__ __forceinline__ uint4 ldg16(const T *p) {
+    return __ldg((const uint4 *)p);
+}
 template <typename T>
 __global__ void __launch_bounds__(256)
 prep_sums_kernel(const T *__restrict__ w, const T *__restrict__ gamma,
