@@ -292,9 +292,7 @@ static void case_setup(tcase *c, const shape_t *s, lnl_dtype dt, int dev, uint64
             case IN_LNW: v = 1.0 + 0.3 * z; break;
             case IN_W: v = z / sqrt((double)K); break;
             case IN_DY:
-                v = s->offset == OFFSET_F16_LIMIT     ? 1e2 * z
-                    : s->offset == OFFSET_TINY_SPREAD ? 1e2 * z
-                                                      : z;
+                v = s->offset == OFFSET_F16_LIMIT || s->offset == OFFSET_TINY_SPREAD ? 1e2 * z : z;
                 break;
             default: v = 0.5 * z; break;
             }
