@@ -182,11 +182,8 @@ dw_prep_kernel(const T *__restrict__ dy, const float *__restrict__ mean,
  * zeroed by the caller), where the dx epilogue's rows' pass does not take it on its way
  * (dx_epilogue_sm90.cu). Each thread takes 16-byte chunks of dy (V = 8 halves; V = 1 where
  * N % 8 or dy's alignment forbids) grid-strided, UNROLL chunks' loads in flight before it
- * reduces them: a chunk's largest |dy| is taken on the f16 bits (0x7fff masks the sign;
- * NaN compares above inf), times its row's rstd (multiplying by r >= 0 keeps the order, so
- * this is the largest |rstd dy| exactly as the prep will round it). Then an atomicMax a
- * warp where it would raise the word: a max does not depend on the order, so the word is
- * the same every run. */
+ * reduces them: a chunk's largest |dy| on the f16 bits, times its row's rstd, then one
+ * raise of the word a warp (dw_scale.cuh's helpers, shared with the rows' pass). */
 template <int V>
 __global__ void __launch_bounds__(256)
 dy_absmax_kernel(const __half *__restrict__ dy, const float *__restrict__ rstd,
@@ -212,7 +209,7 @@ dy_absmax_kernel(const __half *__restrict__ dy, const float *__restrict__ rstd,
                     const unsigned ws[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
                     for (int j = 0; j < 4; j++)
-                        h[i] = max(h[i], max(ws[j] & 0x7fffu, (ws[j] >> 16) & 0x7fffu));
+                        h[i] = max(h[i], f16_pair_abs_bits(ws[j]));
                 } else {
                     h[i] = d[c] & 0x7fffu;
                 }
@@ -220,17 +217,13 @@ dy_absmax_kernel(const __half *__restrict__ dy, const float *__restrict__ rstd,
         }
 #pragma unroll
         for (int i = 0; i < UNROLL; i++) {
-            const float a = __half2float(__ushort_as_half((unsigned short)h[i])) * fabsf(r[i]);
-            if (h[i]) best = max(best, __float_as_uint(a));
+            const unsigned a = absmax_word(h[i], r[i]);
+            if (h[i]) best = max(best, a);
         }
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) best = max(best, __shfl_xor_sync(0xffffffffu, best, o));
-    /* only a warp above the word's value takes an atomic (a stale read costs one that
-     * changes nothing): one a warp queued 8 x 132 x 8 of them on one word, 11-17 us at
-     * 16-32 MB of dy (H200, session 41, calls 2-3) */
-    if (threadIdx.x % 32 == 0 && best != 0 && best > *(volatile const unsigned *)absmax)
-        atomicMax(absmax, best);
+    if (threadIdx.x % 32 == 0 && best != 0) raise_absmax(absmax, best);
 }
 
 /* u[n] and v[n] from their G partial rows, in two fixed-order steps. Block (bx, t)

@@ -5,6 +5,7 @@
 #define LNL_DW_SCALE_CUH
 
 #include <cmath>
+#include <cstdint>
 
 namespace lnl {
 
@@ -20,6 +21,27 @@ __host__ __device__ inline int dw_scale_exp_of(float m) {
     frexpf(m, &e); /* m = f 2^e, f in [0.5, 1) */
     return max(-100, min(100, 15 - e));
 }
+
+#ifdef __CUDACC__
+/* The pieces of max |rstd dy| that both of its passes use (dw_from_x.cu's dy_absmax_kernel,
+ * dx_epilogue_sm90.cu's row_terms_kernel). The largest |dy| is taken on the f16 bits:
+ * 0x7fff masks the sign, and the bits then order as the values do (NaN above inf). */
+__device__ __forceinline__ unsigned f16_pair_abs_bits(uint32_t w) { /* two f16 in a word */
+    return max(w & 0x7fffu, (w >> 16) & 0x7fffu);
+}
+/* |rstd dy| for the largest |dy| bits h as the word's float bits: multiplying by
+ * |rstd| >= 0 keeps the order, so this is the largest |rstd dy| as the prep rounds it */
+__device__ __forceinline__ unsigned absmax_word(unsigned h, float rstd) {
+    return __float_as_uint(__half2float(__ushort_as_half((unsigned short)h)) * fabsf(rstd));
+}
+/* Raises *absmax to v. Only a value above the word's takes an atomic: one a row or a warp
+ * queued thousands on one word (row_terms 16 -> 31 us at f16 32768,4096,256; the pass of
+ * its own 11-17 us at 16-32 MB of dy; H200, session 41). A stale read costs only an atomic
+ * that changes nothing, and a max does not depend on the order. */
+__device__ __forceinline__ void raise_absmax(unsigned *absmax, unsigned v) {
+    if (v > *(volatile const unsigned *)absmax) atomicMax(absmax, v);
+}
+#endif
 
 } // namespace lnl
 

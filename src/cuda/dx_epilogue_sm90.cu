@@ -366,9 +366,9 @@ prep_sums_kernel(const T *__restrict__ w, const T *__restrict__ gamma,
  * A warp a row, 16-byte chunks of dy and y (N % 8 == 0, both 16-byte aligned) and the
  * chunk's {c, f} as four 16-byte loads, two chunks' loads in flight a lane; the lanes'
  * sums added by shuffles in a fixed order. With absmax (f16), it also takes the row's
- * largest |rstd dy| into *absmax as dw_from_x.cu's dy_absmax_kernel would (the f16 bits'
- * max, 0x7fff masking the sign, times rstd; an atomicMax where it is above the word), so
- * that the dW prep, launched after this kernel, needs no pass of its own over dy. */
+ * largest |rstd dy| into *absmax as dw_from_x.cu's dy_absmax_kernel would (dw_scale.cuh's
+ * helpers), so that the dW prep, launched after this kernel, needs no pass of its own over
+ * dy. */
 template <typename T>
 __global__ void __launch_bounds__(256)
 row_terms_kernel(const T *__restrict__ dy, const T *__restrict__ y,
@@ -393,7 +393,7 @@ row_terms_kernel(const T *__restrict__ dy, const T *__restrict__ y,
             const float2 dv = unpack2<T>(dw[i]), yv = unpack2<T>(yw[i]);
             sa = fmaf(dv.x, t.x, fmaf(dv.y, t.z, sa));
             sb = fmaf(dv.x, yv.x - t.y, fmaf(dv.y, yv.y - t.w, sb));
-            if (absmax) h = max(h, max(dw[i] & 0x7fffu, (dw[i] >> 16) & 0x7fffu));
+            if (absmax) h = max(h, f16_pair_abs_bits(dw[i]));
         }
     }
 #pragma unroll
@@ -405,14 +405,7 @@ row_terms_kernel(const T *__restrict__ dy, const T *__restrict__ y,
     if (lane == 0) {
         const float a = sa / (float)K, b = sb / (float)K, r = rstd[m];
         rowp[m] = make_float4(r, -r * r * b, -r * a, mean[m]);
-        if (absmax && h != 0) {
-            const unsigned v =
-                __float_as_uint(__half2float(__ushort_as_half((unsigned short)h)) * fabsf(r));
-            /* only a row above the word's value takes an atomic: one a row queued M of them
-             * on one word (row_terms 16 -> 31 us at f16 32768,4096,256, session 41). A stale
-             * read only costs an atomic that changes nothing. */
-            if (v > *(volatile const unsigned *)absmax) atomicMax(absmax, v);
-        }
+        if (absmax && h != 0) raise_absmax(absmax, absmax_word(h, r));
     }
 }
 
