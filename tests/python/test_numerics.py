@@ -190,7 +190,8 @@ def test_cuda_16bit_fused_many_tiles(M, K, N, dtype, offset):
 # dW = gamma * (dy'^T x - u) + beta * v with dy' = rstd * dy, whose float32 GEMM carries
 # each row's mean until u takes it off again. bf16: 100 + 2 N(0,1) rows (|mean| * rstd ~
 # 50) sit just inside its limit of 64, with 33000 rows of accumulation; f16's limit is
-# 16, so 25 + 2 N(0,1) (~12). "one_row" moves one row to 1e3, past the limit, which sends
+# the same 64 since session 42 (16 before), and f16 runs both 25 + 2 N(0,1) (~12) and the
+# 100 + 2 N(0,1) rows, whose f16 values are 1/16 apart (bf16's: 1/2). "one_row" moves one row to 1e3, past the limit, which sends
 # the whole call to the fused dW kernel on the device's own decision. f16's dy' is scaled
 # by a power of two into f16's range (session 41): "small_dy" (dy of 1e-4, where rstd dy
 # unscaled would sit among f16's subnormals) and "tiny_spread" (rows 2e-3 + 1e-3 N(0,1),
@@ -201,7 +202,7 @@ def test_cuda_16bit_fused_many_tiles(M, K, N, dtype, offset):
 @pytest.mark.parametrize("strategy", ["unfused", "fused"])
 @pytest.mark.parametrize("dtype,offset", [
     (torch.bfloat16, 100.0), (torch.bfloat16, "one_row"), (torch.float16, 25.0),
-    (torch.float16, "one_row"), (torch.float16, "small_dy"), (torch.float16, "tiny_spread")],
+    (torch.float16, 100.0), (torch.float16, "one_row"), (torch.float16, "small_dy"), (torch.float16, "tiny_spread")],
     ids=str)
 def test_cuda_16bit_dw_from_x(strategy, dtype, offset):
     M, K, N = (4096, 2048, 16) if offset == "tiny_spread" else (33000, 1024, 200)
