@@ -580,7 +580,15 @@ static lnl_status backward(const lnl_bwd_args *a) {
     /* The ordered reductions of partials (db, dgamma, dbeta) run as one launch at the end. */
     reduce_job jobs[3];
     int njobs = 0;
-    /* 2. db = column sums of dy, in a fixed order (dw_x: the dW finish wrote it) */
+    /* 2. db = column sums of dy, in a fixed order (dw_x: the dW finish wrote it). First,
+     * while dy is likely in L2 (in training the next layer's backward has just written
+     * it). Launched instead right behind the LayerNorm backward, to run beside it (no wait
+     * until its end), they were slower: the LayerNorm backward holds every SM's registers,
+     * so they ran after it anyway, by then without dy in L2. bf16 AUTO backward ms, three
+     * rounds in turn, first / beside (session 42, call 2; the patch in
+     * docs/results/cuda/2026-12-04-session42): 8192,768,3072 0.1480, 0.1451, 0.1495 /
+     * 0.1539, 0.1541, 0.1525; 8192,1024,1024 0.0932, 0.0903, 0.0949 / 0.0946, 0.0951,
+     * 0.0938. */
     if (a->dlinear_bias && !dw_x) {
         CU_TRY("bias-gradient partials", launch_colsum_partials(dt, a->dy, M, N, plan.G2, l.part_db, s));
         jobs[njobs++] = {l.part_db, plan.G2, N, a->dlinear_bias};

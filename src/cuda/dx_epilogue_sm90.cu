@@ -63,7 +63,15 @@ __device__ __forceinline__ uint32_t dx_pair(float4 p, float2 gm, float a0, float
                        fmaf(p.x * gm.y, a1, fmaf(p.y, xv.y - p.w, p.z)));
 }
 
-/* A consumer thread's inputs for one tile: rows g and g + 8 of its warp's 16, columns
+/* x reaches the epilogue through plain loads, half before the main loop and half during the
+ * epilogue. The tile's x block fetched into L2 beforehand by the producer (TMA prefetches
+ * when it starts the tile's loads, or a tile earlier) was no faster: this kernel's time,
+ * none / one tile / two tiles ahead, bf16 (session 42, call 3; the patch in
+ * docs/results/cuda/2026-12-04-session42): 32768,4096,256 0.2081 / 0.2098 / 0.2324 ms,
+ * 16384,8192,1024 0.4479 / 0.4499 / 0.4692. The epilogue does not wait on x's latency; the
+ * tensor cores idle through it, since both consumer warpgroups share each tile.
+ *
+ * A consumer thread's inputs for one tile: rows g and g + 8 of its warp's 16, columns
  * col0 + 8 j (+ 1) for j < 32 (col0 = n0 + 2 q), the first half of its x pairs (the second
  * half is loaded while the first is stored), its rows' values and the first quarter's
  * gamma pairs. EDGE (a tile that crosses row M or column K): pairs past K (K is a multiple

@@ -289,7 +289,12 @@ fold_prep_kernel(const T *__restrict__ x, float *__restrict__ mean, float *__res
      *    8192,4096,4096 and 95.7 vs 83.9 at 8192,4096,12288 (torch.profiler), the FUSED
      *    forward 0.4724-0.4739 vs 0.4748-0.4755 ms and 1.3642-1.3682 vs 1.3498-1.3581
      *    back to back at the power cap (session 27, call 2), as the LayerNorm backward's
-     *    cp.async ring was in session 6 (ln_backward.cu). */
+     *    cp.async ring was in session 6 (ln_backward.cu).
+     *  - W's rows first (the folding's stores under the statistics' loads, not at the
+     *    end) were no faster: bf16 FUSED forward ms, old / W first, two rounds in turn
+     *    (session 42, call 2; the patch in docs/results/cuda/2026-12-04-session42):
+     *    8192,1024,1024 0.0443, 0.0460 / 0.0463, 0.0447; 8192,768,3072 0.0814, 0.0834 /
+     *    0.0848, 0.0849; 16384,2048,1024 0.1309, 0.1333 / 0.1371, 0.1370. */
     auto first_of = [&](int64_t q) { return q < stats_rows ? to_f(__ldg(x + q * K)) : 0.f; };
     uint4 v[CPL];
     load_row_chunks<T, CPL, G>(row_of(r), nchunks, r < rows, t, v);
