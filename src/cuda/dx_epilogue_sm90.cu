@@ -68,8 +68,13 @@ __device__ __forceinline__ uint32_t dx_pair(float4 p, float2 gm, float a0, float
  * when it starts the tile's loads, or a tile earlier) was no faster: this kernel's time,
  * none / one tile / two tiles ahead, bf16 (session 42, call 3; the patch in
  * docs/results/cuda/2026-12-04-session42): 32768,4096,256 0.2081 / 0.2098 / 0.2324 ms,
- * 16384,8192,1024 0.4479 / 0.4499 / 0.4692. The epilogue does not wait on x's latency; the
- * tensor cores idle through it, since both consumer warpgroups share each tile.
+ * 16384,8192,1024 0.4479 / 0.4499 / 0.4692. Nor did a ping-pong form (each consumer
+ * warpgroup its own 64-row tiles, their main loops in turn, so that one's epilogue runs
+ * under the other's MMAs; branch s42-dx-pingpong, correct under the tables, memcheck and
+ * racecheck): 0.2084 vs 0.2053 ms and 0.4670 vs 0.4508 (call 6). At N = 256 this kernel
+ * moves x and dx at ~62% of a copy's rate. By count, the 64 four-byte x loads a thread a
+ * tile take ~4096 L1 wavefronts an SM a tile (each warp-wide load touches 8 rows): x by
+ * TMA into shared memory and ldmatrix, dx in place by stmatrix, is the lead (not measured).
  *
  * A consumer thread's inputs for one tile: rows g and g + 8 of its warp's 16, columns
  * col0 + 8 j (+ 1) for j < 32 (col0 = n0 + 2 q), the first half of its x pairs (the second
