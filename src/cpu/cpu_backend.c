@@ -166,8 +166,8 @@ lnl_status lnl_cpu_backward(const lnl_bwd_args *a) {
         return LNL_STATUS_SUCCESS;
     }
     char *ws, *owned;
-    lnl_status s = workspace_get(a->workspace, lnl_cpu_backward_workspace_size(p),
-                                 a->fn ? a->fn : "lnl_backward", &ws, &owned);
+    lnl_status s = workspace_get(a->workspace, lnl_cpu_backward_workspace_size(p), a->fn, &ws,
+                                 &owned);
     if (s != LNL_STATUS_SUCCESS) return s;
     int f64 = p->dtype == LNL_DTYPE_F64;
     if (p->strategy == LNL_STRATEGY_REFERENCE) {

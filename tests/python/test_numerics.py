@@ -191,8 +191,9 @@ def test_cuda_16bit_fused_many_tiles(M, K, N, dtype, offset):
 # each row's mean until u takes it off again. bf16: 100 + 2 N(0,1) rows (|mean| * rstd ~
 # 50) sit just inside its limit of 64, with 33000 rows of accumulation; f16's limit is
 # the same 64 since session 42 (16 before), and f16 runs both 25 + 2 N(0,1) (~12) and the
-# 100 + 2 N(0,1) rows, whose f16 values are 1/16 apart (bf16's: 1/2). "one_row" moves one row to 1e3, past the limit, which sends
-# the whole call to the fused dW kernel on the device's own decision. f16's dy' is scaled
+# 100 + 2 N(0,1) rows, whose f16 values are 1/16 apart (bf16's: 1/2). "one_row" moves one
+# row to 1e3, past the limit, which sends the whole call to the fused dW kernel on the
+# device's own decision. f16's dy' is scaled
 # by a power of two into f16's range (session 41): "small_dy" (dy of 1e-4, where rstd dy
 # unscaled would sit among f16's subnormals) and "tiny_spread" (rows 2e-3 + 1e-3 N(0,1),
 # rstd ~ 301, and dy of 100: rstd dy up to ~1.3e5, past f16's 65504; at N = 16 of K = 2048,
