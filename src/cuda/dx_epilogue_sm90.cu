@@ -41,9 +41,20 @@ namespace {
 /* tiles of 128 rows x 256 columns of dx, slices of 64 of the reduction (N), 4 stages;
  * a producer warpgroup and two consumer warpgroups of 64 rows each */
 constexpr int DX_BM = 128, DX_BN = 256, DX_BK = 64, DX_S = 4, DX_THREADS = 384;
-constexpr int A_BYTES = DX_BM * DX_BK * 2, B_BYTES = DX_BN * DX_BK * 2;
+constexpr int B_BYTES = DX_BN * DX_BK * 2;
 constexpr int OUT_BYTES = 8 * 2 * 2048; /* per consumer warp two 16 x 64 staging boxes */
-constexpr size_t DX_SMEM = (size_t)DX_S * (A_BYTES + B_BYTES) + OUT_BYTES + 2 * DX_S * 8 + 1024;
+/* The ping-pong form (PP): each consumer warpgroup has tiles of its own, 64 rows x 256
+ * columns, the CTA's tiles taken in turn, and their main loops take turns too, so that one
+ * warpgroup's epilogue (x read, dx written) runs under the other's MMAs. In the cooperative
+ * form both warpgroups work on one 128-row tile and the tensor cores idle through its
+ * epilogue, about half of each tile's time at N = 256. A stage holds 64 rows of dy then
+ * (40 KB), and W^T crosses from L2 once per 64 rows instead of 128. */
+template <bool PP> struct dx_cfg {
+    static constexpr int TILE_M = PP ? 64 : DX_BM; /* rows of dy (and dx) a tile has */
+    static constexpr int A_BYTES = TILE_M * DX_BK * 2;
+    static constexpr size_t SMEM =
+        (size_t)DX_S * (A_BYTES + B_BYTES) + OUT_BYTES + 2 * DX_S * 8 + 1024;
+};
 /* two ones of T in a 32-bit word: gamma absent */
 template <typename T> __host__ __device__ constexpr uint32_t one_pair() {
     return std::is_same<T, __half>::value ? 0x3C003C00u : 0x3F803F80u;
@@ -118,7 +129,7 @@ template <typename T, bool EDGE> struct tile_inputs {
 /* One tile's main loop for a consumer warpgroup: KT slices of 64, four wgmma m64n256k16 a
  * slice from ring stage (it0 + kt) % DX_S; each stage is released once the next slice's
  * group is issued, the last by the caller after finish_groups. */
-template <typename T>
+template <typename T, int A_BYTES>
 __device__ __forceinline__ void tile_mainloop(float *acc, uint64_t *full, uint64_t *empty,
                                               unsigned char *sA, unsigned char *sB, int a_off,
                                               uint32_t it0, int KT, int lane) {
@@ -189,18 +200,28 @@ __device__ __forceinline__ void epilogue(const float *acc, tile_inputs<T, EDGE> 
 }
 
 /* One tile of a consumer warpgroup: its inputs, the main loop, the ring's last stage
- * released, the epilogue. */
-template <typename T, bool EDGE>
+ * released, the epilogue. PP: the main loop waits for this warpgroup's turn (named barrier
+ * 4 + cw) unless it is the CTA's first tile, and hands the turn to the other warpgroup
+ * (barrier 5 - cw) when the CTA has a next tile. The turns keep the full barriers'
+ * parities right: a warpgroup that started its tile while the other was still in its own
+ * would wait for slot uses a whole phase ahead of the ring, and a parity wait cannot tell
+ * use u from u - 2 (fused_forward_sm90.cu's ping-pong form found it so on the H200). */
+template <typename T, bool EDGE, bool PP>
 __device__ __forceinline__ void consume_tile(float *acc, uint64_t *full, uint64_t *empty,
                                              unsigned char *sA, unsigned char *sB, uint32_t it0,
                                              int KT, int cw, int warp, int lane,
                                              uint32_t row_addr, unsigned char *stage_out,
                                              const CUtensorMap *map_o, const T *x,
                                              const T *gamma, const float4 *rowp, int64_t m0,
-                                             int n0, int64_t M, int K) {
-    const int64_t wrow = m0 + cw * 64 + warp * 16;
+                                             int n0, int64_t M, int K, bool first, bool more) {
+    const int64_t wrow = m0 + (PP ? 0 : cw * 64) + warp * 16;
     tile_inputs<T, EDGE> in(x, gamma, rowp, wrow, n0, M, K, lane >> 2, lane & 3);
-    tile_mainloop<T>(acc, full, empty, sA, sB, cw * 64 * 128, it0, KT, lane);
+    if constexpr (PP)
+        if (cw == 1 || !first) named_bar_sync(4 + cw, 256);
+    tile_mainloop<T, dx_cfg<PP>::A_BYTES>(acc, full, empty, sA, sB, PP ? 0 : cw * 64 * 128, it0,
+                                          KT, lane);
+    if constexpr (PP)
+        if (more) named_bar_arrive(5 - cw, 256);
     wgmma_wait<0>();
 #pragma unroll
     for (int k = 0; k < DX_BN / 2; k++) fence_regs(acc[k]);
@@ -214,7 +235,7 @@ __device__ __forceinline__ void consume_tile(float *acc, uint64_t *full, uint64_
  * reduction contiguous, through TMA into a DX_S-stage ring (OOB rows and columns read as
  * zero), wgmma from two consumer warpgroups, a persistent grid over tiles in grouped
  * order (sm90_tiles.cuh). */
-template <typename T>
+template <typename T, bool PP>
 __global__ void __launch_bounds__(DX_THREADS, 1)
 dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                    const __grid_constant__ CUtensorMap map_o, const T *__restrict__ x,
@@ -223,16 +244,17 @@ dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_const
 #if LNL_SM90A
     extern __shared__ unsigned char smem_raw[];
     unsigned char *smem = (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
-    unsigned char *sA = smem, *sB = smem + DX_S * A_BYTES, *sOut = sB + DX_S * B_BYTES;
+    using C = dx_cfg<PP>;
+    unsigned char *sA = smem, *sB = smem + DX_S * C::A_BYTES, *sOut = sB + DX_S * B_BYTES;
     uint64_t *full = (uint64_t *)(sOut + OUT_BYTES), *empty = full + DX_S;
-    const int64_t tiles_m = (M + DX_BM - 1) / DX_BM, tiles_n = (K + DX_BN - 1) / DX_BN;
+    const int64_t tiles_m = (M + C::TILE_M - 1) / C::TILE_M, tiles_n = (K + DX_BN - 1) / DX_BN;
     const int64_t tiles = tiles_m * tiles_n;
     const int KT = (N + DX_BK - 1) / DX_BK;
     const int wg = threadIdx.x / 128;
     if (threadIdx.x == 0) {
         for (int i = 0; i < DX_S; i++) {
             mbar_init(&full[i], 1);
-            mbar_init(&empty[i], 8); /* the eight consumer warps release a stage */
+            mbar_init(&empty[i], PP ? 4 : 8); /* the consumer warps of a stage's tile release it */
         }
         mbar_init_fence();
     }
@@ -247,12 +269,12 @@ dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_const
             for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
                 int64_t m0;
                 int n0;
-                tile_at(tile, tiles_m, tiles_n, DX_BN, &m0, &n0, DX_BM);
+                tile_at(tile, tiles_m, tiles_n, DX_BN, &m0, &n0, C::TILE_M);
                 for (int kt = 0; kt < KT; kt++, it++) {
                     const int s = it % DX_S;
                     mbar_wait(&empty[s], ((it / DX_S) & 1) ^ 1);
-                    mbar_arrive_expect_tx(&full[s], A_BYTES + B_BYTES);
-                    tma_load_2d(sA + s * A_BYTES, &map_a, kt * DX_BK, (int32_t)m0, &full[s]);
+                    mbar_arrive_expect_tx(&full[s], C::A_BYTES + B_BYTES);
+                    tma_load_2d(sA + s * C::A_BYTES, &map_a, kt * DX_BK, (int32_t)m0, &full[s]);
                     tma_load_2d(sB + s * B_BYTES, &map_b, kt * DX_BK, n0, &full[s]);
                 }
             }
@@ -266,17 +288,24 @@ dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_const
     unsigned char *const stage_out = sOut + (cw * 4 + warp) * 2 * 2048;
     const uint32_t row_addr = smem_addr(stage_out) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * 128;
     float acc[DX_BN / 2];
-    uint32_t it0 = 0;
-    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, it0 += KT) {
+    /* PP: warpgroup cw takes the CTA's tiles cw, cw + 2, ...; it0 counts stage uses over all
+     * of the CTA's tiles, as the producer does */
+    constexpr int WG_STEP = PP ? 2 : 1;
+    uint32_t it0 = PP ? cw * KT : 0;
+    for (int64_t tile = blockIdx.x + (PP ? cw : 0) * (int64_t)gridDim.x; tile < tiles;
+         tile += WG_STEP * (int64_t)gridDim.x, it0 += WG_STEP * KT) {
         int64_t m0;
         int n0;
-        tile_at(tile, tiles_m, tiles_n, DX_BN, &m0, &n0, DX_BM);
-        if (m0 + DX_BM <= M && n0 + DX_BN <= K)
-            consume_tile<T, false>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane, row_addr,
-                                stage_out, &map_o, x, gamma, rowp, m0, n0, M, K);
+        tile_at(tile, tiles_m, tiles_n, DX_BN, &m0, &n0, C::TILE_M);
+        const bool first = tile == blockIdx.x, more = tile + gridDim.x < tiles;
+        if (m0 + C::TILE_M <= M && n0 + DX_BN <= K)
+            consume_tile<T, false, PP>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane, row_addr,
+                                       stage_out, &map_o, x, gamma, rowp, m0, n0, M, K, first,
+                                       more);
         else
-            consume_tile<T, true>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane, row_addr,
-                               stage_out, &map_o, x, gamma, rowp, m0, n0, M, K);
+            consume_tile<T, true, PP>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane, row_addr,
+                                      stage_out, &map_o, x, gamma, rowp, m0, n0, M, K, first,
+                                      more);
     }
     if (lane == 0) bulk_wait_all();
 #endif
@@ -552,21 +581,25 @@ static cudaError_t epilogue_t(lnl_dtype dt, const T *dy, const T *x, const T *ga
                               const device_info &d, cudaStream_t s) {
     cudaError_t e;
     encode_fn enc = tensor_map_encoder();
+    /* LNL_CUDA_DX_PINGPONG=1 (read on each call; session 42's timing) takes the ping-pong
+     * form */
+    const bool pp = env_int64("LNL_CUDA_DX_PINGPONG", 0) != 0;
+    const int tile_m = pp ? dx_cfg<true>::TILE_M : dx_cfg<false>::TILE_M;
     CUtensorMap ma, mb, mo;
-    if (!make_map(enc, &ma, dt, dy, M, N, DX_BM) || !make_map(enc, &mb, dt, l.wt, K, N, DX_BN) ||
+    if (!make_map(enc, &ma, dt, dy, M, N, tile_m) || !make_map(enc, &mb, dt, l.wt, K, N, DX_BN) ||
         !make_map(enc, &mo, dt, dx, M, K, 16))
         return cudaErrorInvalidValue;
-    const int64_t tiles = ((M + DX_BM - 1) / DX_BM) * ((K + DX_BN - 1) / DX_BN);
+    const int64_t tiles = ((M + tile_m - 1) / tile_m) * ((K + DX_BN - 1) / DX_BN);
     const unsigned grid = (unsigned)std::min<int64_t>(tiles, d.sm_count);
     const T *g = gamma ? gamma : (const T *)l.gamma1;
-    const void *k = (const void *)dx_epilogue_kernel<T>;
+    auto *kern = pp ? dx_epilogue_kernel<T, true> : dx_epilogue_kernel<T, false>;
+    const size_t smem = pp ? dx_cfg<true>::SMEM : dx_cfg<false>::SMEM;
     /* as the forward's kernels (launch_t in fused_forward_sm90.cu): the shared-memory limit
      * once per device, again if the launch fails after a context reset dropped it */
     for (int attempt = 0; attempt < 2; attempt++) {
-        e = raise_smem_limit(k, DX_SMEM, d.device, attempt > 0);
+        e = raise_smem_limit((const void *)kern, smem, d.device, attempt > 0);
         if (e != cudaSuccess) return e;
-        dx_epilogue_kernel<T><<<grid, DX_THREADS, DX_SMEM, s>>>(ma, mb, mo, x, g, l.rowp, M,
-                                                                (int)K, (int)N);
+        kern<<<grid, DX_THREADS, smem, s>>>(ma, mb, mo, x, g, l.rowp, M, (int)K, (int)N);
         e = cudaGetLastError();
         if (e == cudaSuccess) return e;
     }
