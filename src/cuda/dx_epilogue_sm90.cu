@@ -324,10 +324,11 @@ dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_const
             mbar_init(&full[i], 1);
             mbar_init(&empty[i], PP ? 4 : 8); /* the consumer warps of a stage's tile release it */
         }
-        for (int i = 0; i < 2; i++) {
-            mbar_init(&xfull[i], 1);
-            mbar_init(&xempty[i], 4); /* the warpgroup's four warps */
-        }
+        if (XS)
+            for (int i = 0; i < 2; i++) {
+                mbar_init(&xfull[i], 1);
+                mbar_init(&xempty[i], 4); /* the warpgroup's four warps */
+            }
         mbar_init_fence();
     }
     __syncthreads();
