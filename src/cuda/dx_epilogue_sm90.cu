@@ -41,9 +41,26 @@ namespace {
 /* tiles of 128 rows x 256 columns of dx, slices of 64 of the reduction (N), 4 stages;
  * a producer warpgroup and two consumer warpgroups of 64 rows each */
 constexpr int DX_BM = 128, DX_BN = 256, DX_BK = 64, DX_S = 4, DX_THREADS = 384;
-constexpr int A_BYTES = DX_BM * DX_BK * 2, B_BYTES = DX_BN * DX_BK * 2;
+constexpr int B_BYTES = DX_BN * DX_BK * 2;
 constexpr int OUT_BYTES = 8 * 2 * 2048; /* per consumer warp two 16 x 64 staging boxes */
-constexpr size_t DX_SMEM = (size_t)DX_S * (A_BYTES + B_BYTES) + OUT_BYTES + 2 * DX_S * 8 + 1024;
+/* The ping-pong form (PP): each consumer warpgroup has tiles of its own, 64 rows x 256
+ * columns, the CTA's tiles taken in turn, and their main loops take turns too, so that one
+ * warpgroup's epilogue (x read, dx written) runs under the other's MMAs. In the cooperative
+ * form both warpgroups work on one 128-row tile and the tensor cores idle through its
+ * epilogue, about half of each tile's time at N = 256. A stage holds 64 rows of dy then
+ * (40 KB), and W^T crosses from L2 once per 64 rows instead of 128. */
+template <bool PP, bool XS = false> struct dx_cfg {
+    static constexpr int TILE_M = PP ? 64 : DX_BM; /* rows of dy (and dx) a tile has */
+    static constexpr int A_BYTES = TILE_M * DX_BK * 2;
+    /* XS (x through shared memory, ping-pong only): each warpgroup's tile of x, 64 rows x 256
+     * columns as four 64 x 64 boxes of the 128-byte swizzle, in place of the staging boxes:
+     * the epilogue reads x by ldmatrix and writes dx over it by stmatrix, and TMA stores dx
+     * from there */
+    static constexpr int X_BYTES = XS ? TILE_M * DX_BN * 2 : 0;
+    static constexpr int STAGE_OUT = XS ? 2 * X_BYTES : OUT_BYTES;
+    static constexpr size_t SMEM =
+        (size_t)DX_S * (A_BYTES + B_BYTES) + STAGE_OUT + (2 * DX_S + 4) * 8 + 1024;
+};
 /* two ones of T in a 32-bit word: gamma absent */
 template <typename T> __host__ __device__ constexpr uint32_t one_pair() {
     return std::is_same<T, __half>::value ? 0x3C003C00u : 0x3F803F80u;
@@ -83,10 +100,10 @@ __device__ __forceinline__ uint32_t dx_pair(float4 p, float2 gm, float a0, float
  * of 8, so a pair is whole or absent) and rows past M read as zero; lim0 and lim1 are
  * the readable columns of each row from col0, glim those of gamma. A whole tile takes
  * the loads without the tests (and without their registers). */
-template <typename T, bool EDGE> struct tile_inputs {
+template <typename T, bool EDGE, bool WITH_X = true> struct tile_inputs {
     const T *x0, *x1, *gq;
     int lim0, lim1, glim;
-    uint32_t xw[2][16], gw[2][8];
+    uint32_t xw[WITH_X ? 2 : 1][WITH_X ? 16 : 1], gw[2][8];
     float4 p0, p1;
     __device__ __forceinline__ uint32_t x_at(int r, int j) const {
         if (!EDGE) return ldg_u32((r ? x1 : x0) + 8 * j);
@@ -107,11 +124,12 @@ template <typename T, bool EDGE> struct tile_inputs {
         x0 = x + (wrow + g) * (int64_t)K + col0;
         x1 = x0 + 8 * (int64_t)K;
         gq = gamma + col0;
+        if constexpr (WITH_X)
 #pragma unroll
-        for (int j = 0; j < 16; j++) {
-            xw[0][j] = x_at(0, j);
-            xw[1][j] = x_at(1, j);
-        }
+            for (int j = 0; j < 16; j++) {
+                xw[0][j] = x_at(0, j);
+                xw[1][j] = x_at(1, j);
+            }
         const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
         p0 = ok0 ? __ldg(rowp + wrow + g) : zero;
         p1 = ok1 ? __ldg(rowp + wrow + g + 8) : zero;
@@ -123,7 +141,7 @@ template <typename T, bool EDGE> struct tile_inputs {
 /* One tile's main loop for a consumer warpgroup: KT slices of 64, four wgmma m64n256k16 a
  * slice from ring stage (it0 + kt) % DX_S; each stage is released once the next slice's
  * group is issued, the last by the caller after finish_groups. */
-template <typename T>
+template <typename T, int A_BYTES>
 __device__ __forceinline__ void tile_mainloop(float *acc, uint64_t *full, uint64_t *empty,
                                               unsigned char *sA, unsigned char *sB, int a_off,
                                               uint32_t it0, int KT, int lane) {
@@ -193,24 +211,92 @@ __device__ __forceinline__ void epilogue(const float *acc, tile_inputs<T, EDGE> 
     }
 }
 
-/* One tile of a consumer warpgroup: its inputs, the main loop, the ring's last stage
- * released, the epilogue. */
+/* XS: the warp's part of a tile's epilogue with x in shared memory. xw_box is the warp's 16
+ * rows of the first 64-column box of its warpgroup's x tile (the next boxes 64 rows x 128
+ * bytes further). A quarter at a time: ldmatrix reads x's pairs in the accumulator's
+ * layout (the addresses stmatrix uses), stmatrix writes dx over them, TMA stores the 16 x 64
+ * box. At the end lane 0 waits until the engine has read every box, and the warp releases
+ * the buffer to the producer (xempty). */
 template <typename T, bool EDGE>
+__device__ __forceinline__ void epilogue_xs(const float *acc, tile_inputs<T, EDGE, false> &in,
+                                            unsigned char *xw_box, const CUtensorMap *map_o,
+                                            int n0, int64_t wrow, int64_t M, int K, int lane,
+                                            uint64_t *xempty) {
+    const int mi = lane >> 3, mr = lane & 7;
+    constexpr int BOX = 64 * 128; /* a 64-row, 64-column box */
+#pragma unroll
+    for (int qt = 0; qt < 4; qt++) {
+        if (qt < 3) {
+#pragma unroll
+            for (int jj = 0; jj < 8; jj++)
+                in.gw[(qt + 1) & 1][jj] = in.gamma_at(64 * (qt + 1) + 8 * jj);
+        }
+        unsigned char *box = xw_box + qt * BOX;
+        const uint32_t row_addr = smem_addr(box) + (mr + 8 * (mi & 1)) * 128;
+#pragma unroll
+        for (int jp = 0; jp < 4; jp++) {
+            const uint32_t a = row_addr + (((2 * jp + (mi >> 1)) ^ mr) << 4);
+            uint32_t xv[4]; /* rows g and g + 8 of pair columns j and j + 1 */
+            ldmatrix_x4(a, xv[0], xv[1], xv[2], xv[3]);
+            uint32_t pk[4];
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int j = qt * 8 + 2 * jp + h;
+                const float2 gm = unpack2<T>(in.gw[qt & 1][2 * jp + h]);
+                pk[2 * h] = dx_pair<T>(in.p0, gm, acc[4 * j], acc[4 * j + 1], xv[2 * h]);
+                pk[2 * h + 1] = dx_pair<T>(in.p1, gm, acc[4 * j + 2], acc[4 * j + 3], xv[2 * h + 1]);
+            }
+            stmatrix_x4(a, pk[0], pk[1], pk[2], pk[3]);
+        }
+        fence_proxy_async();
+        __syncwarp();
+        if (lane == 0) {
+            if (!EDGE || (wrow < M && n0 + qt * 64 < K))
+                tma_store_2d(map_o, box, n0 + qt * 64, (int32_t)wrow);
+            bulk_commit();
+        }
+    }
+    if (lane == 0) {
+        bulk_wait_read<0>();
+        mbar_arrive(xempty); /* release: the engine has read the boxes */
+    }
+    __syncwarp();
+}
+
+/* One tile of a consumer warpgroup: its inputs, the main loop, the ring's last stage
+ * released, the epilogue. PP: the main loop waits for this warpgroup's turn (named barrier
+ * 4 + cw) unless it is the CTA's first tile, and hands the turn to the other warpgroup
+ * (barrier 5 - cw) when the CTA has a next tile. The turns keep the full barriers'
+ * parities right: a warpgroup that started its tile while the other was still in its own
+ * would wait for slot uses a whole phase ahead of the ring, and a parity wait cannot tell
+ * use u from u - 2 (fused_forward_sm90.cu's ping-pong form found it so on the H200). */
+template <typename T, bool EDGE, bool PP, bool XS>
 __device__ __forceinline__ void consume_tile(float *acc, uint64_t *full, uint64_t *empty,
                                              unsigned char *sA, unsigned char *sB, uint32_t it0,
                                              int KT, int cw, int warp, int lane,
                                              uint32_t row_addr, unsigned char *stage_out,
                                              const CUtensorMap *map_o, const T *x,
                                              const T *gamma, const float4 *rowp, int64_t m0,
-                                             int n0, int64_t M, int K) {
-    const int64_t wrow = m0 + cw * 64 + warp * 16;
-    tile_inputs<T, EDGE> in(x, gamma, rowp, wrow, n0, M, K, lane >> 2, lane & 3);
-    tile_mainloop<T>(acc, full, empty, sA, sB, cw * 64 * 128, it0, KT, lane);
+                                             int n0, int64_t M, int K, bool first, bool more,
+                                             uint64_t *xfull, uint64_t *xempty, uint32_t xuse) {
+    const int64_t wrow = m0 + (PP ? 0 : cw * 64) + warp * 16;
+    tile_inputs<T, EDGE, !XS> in(x, gamma, rowp, wrow, n0, M, K, lane >> 2, lane & 3);
+    if constexpr (PP)
+        if (cw == 1 || !first) named_bar_sync(4 + cw, 256);
+    tile_mainloop<T, dx_cfg<PP>::A_BYTES>(acc, full, empty, sA, sB, PP ? 0 : cw * 64 * 128, it0,
+                                          KT, lane);
+    if constexpr (PP)
+        if (more) named_bar_arrive(5 - cw, 256);
     wgmma_wait<0>();
 #pragma unroll
     for (int k = 0; k < DX_BN / 2; k++) fence_regs(acc[k]);
     if (lane == 0) mbar_arrive(&empty[(it0 + KT - 1) % DX_S]);
-    epilogue<T, EDGE>(acc, in, row_addr, stage_out, map_o, n0, wrow, M, K, lane);
+    if constexpr (XS) {
+        mbar_wait(xfull, xuse & 1); /* this tile's x, loaded by the producer */
+        epilogue_xs<T, EDGE>(acc, in, stage_out, map_o, n0, wrow, M, K, lane, xempty);
+    } else {
+        epilogue<T, EDGE>(acc, in, row_addr, stage_out, map_o, n0, wrow, M, K, lane);
+    }
 }
 
 #endif
@@ -219,26 +305,35 @@ __device__ __forceinline__ void consume_tile(float *acc, uint64_t *full, uint64_
  * reduction contiguous, through TMA into a DX_S-stage ring (OOB rows and columns read as
  * zero), wgmma from two consumer warpgroups, a persistent grid over tiles in grouped
  * order (sm90_tiles.cuh). */
-template <typename T>
+template <typename T, bool PP, bool XS>
 __global__ void __launch_bounds__(DX_THREADS, 1)
 dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                   const __grid_constant__ CUtensorMap map_o, const T *__restrict__ x,
+                   const __grid_constant__ CUtensorMap map_o, const __grid_constant__ CUtensorMap map_x,
+                   const T *__restrict__ x,
                    const T *__restrict__ gamma, const float4 *__restrict__ rowp, int64_t M,
                    int K, int N) {
 #if LNL_SM90A
     extern __shared__ unsigned char smem_raw[];
     unsigned char *smem = (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
-    unsigned char *sA = smem, *sB = smem + DX_S * A_BYTES, *sOut = sB + DX_S * B_BYTES;
-    uint64_t *full = (uint64_t *)(sOut + OUT_BYTES), *empty = full + DX_S;
-    const int64_t tiles_m = (M + DX_BM - 1) / DX_BM, tiles_n = (K + DX_BN - 1) / DX_BN;
+    static_assert(!XS || PP, "x through shared memory: the ping-pong form only");
+    using C = dx_cfg<PP, XS>;
+    unsigned char *sA = smem, *sB = smem + DX_S * C::A_BYTES, *sOut = sB + DX_S * B_BYTES;
+    uint64_t *full = (uint64_t *)(sOut + C::STAGE_OUT), *empty = full + DX_S;
+    uint64_t *xfull = empty + DX_S, *xempty = xfull + 2; /* XS: a pair a warpgroup */
+    const int64_t tiles_m = (M + C::TILE_M - 1) / C::TILE_M, tiles_n = (K + DX_BN - 1) / DX_BN;
     const int64_t tiles = tiles_m * tiles_n;
     const int KT = (N + DX_BK - 1) / DX_BK;
     const int wg = threadIdx.x / 128;
     if (threadIdx.x == 0) {
         for (int i = 0; i < DX_S; i++) {
             mbar_init(&full[i], 1);
-            mbar_init(&empty[i], 8); /* the eight consumer warps release a stage */
+            mbar_init(&empty[i], PP ? 4 : 8); /* the consumer warps of a stage's tile release it */
         }
+        if (XS)
+            for (int i = 0; i < 2; i++) {
+                mbar_init(&xfull[i], 1);
+                mbar_init(&xempty[i], 4); /* the warpgroup's four warps */
+            }
         mbar_init_fence();
     }
     __syncthreads();
@@ -248,17 +343,42 @@ dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_const
             tma_prefetch_map(&map_a);
             tma_prefetch_map(&map_b);
             tma_prefetch_map(&map_o);
-            uint32_t it = 0;
-            for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            if (XS) tma_prefetch_map(&map_x);
+            uint32_t it = 0, j = 0; /* j: the tile's place in this CTA's sequence */
+            for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, j++) {
                 int64_t m0;
                 int n0;
-                tile_at(tile, tiles_m, tiles_n, DX_BN, &m0, &n0, DX_BM);
+                tile_at(tile, tiles_m, tiles_n, DX_BN, &m0, &n0, C::TILE_M);
+                /* XS: the tile's x into its warpgroup's buffer (j % 2), after the ring's
+                 * first stages (which need no wait on the epilogue) and once that
+                 * warpgroup's previous epilogue has let go of the buffer */
+                const int pre = XS ? (KT < DX_S ? KT : DX_S) : KT;
                 for (int kt = 0; kt < KT; kt++, it++) {
+                    if (XS && kt == pre) {
+                        const int w = (int)(j & 1);
+                        const uint32_t use = j >> 1;
+                        if (use > 0) mbar_wait(&xempty[w], (use - 1) & 1);
+                        mbar_arrive_expect_tx(&xfull[w], C::X_BYTES);
+#pragma unroll
+                        for (int q = 0; q < DX_BN / DX_BK; q++)
+                            tma_load_2d(sOut + w * C::X_BYTES + q * C::TILE_M * 128, &map_x,
+                                        n0 + q * DX_BK, (int32_t)m0, &xfull[w]);
+                    }
                     const int s = it % DX_S;
                     mbar_wait(&empty[s], ((it / DX_S) & 1) ^ 1);
-                    mbar_arrive_expect_tx(&full[s], A_BYTES + B_BYTES);
-                    tma_load_2d(sA + s * A_BYTES, &map_a, kt * DX_BK, (int32_t)m0, &full[s]);
+                    mbar_arrive_expect_tx(&full[s], C::A_BYTES + B_BYTES);
+                    tma_load_2d(sA + s * C::A_BYTES, &map_a, kt * DX_BK, (int32_t)m0, &full[s]);
                     tma_load_2d(sB + s * B_BYTES, &map_b, kt * DX_BK, n0, &full[s]);
+                }
+                if (XS && pre == KT) { /* KT <= DX_S: after all of the tile's stages */
+                    const int w = (int)(j & 1);
+                    const uint32_t use = j >> 1;
+                    if (use > 0) mbar_wait(&xempty[w], (use - 1) & 1);
+                    mbar_arrive_expect_tx(&xfull[w], C::X_BYTES);
+#pragma unroll
+                    for (int q = 0; q < DX_BN / DX_BK; q++)
+                        tma_load_2d(sOut + w * C::X_BYTES + q * C::TILE_M * 128, &map_x,
+                                    n0 + q * DX_BK, (int32_t)m0, &xfull[w]);
                 }
             }
         }
@@ -267,21 +387,31 @@ dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_const
     regs_alloc<232>();
     const int cw = __shfl_sync(0xffffffffu, wg - 1, 0);
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-    /* this warp's two staging boxes, and the stmatrix row of this lane (mr + 8 (mi & 1)) */
-    unsigned char *const stage_out = sOut + (cw * 4 + warp) * 2 * 2048;
+    /* this warp's two staging boxes, and the stmatrix row of this lane (mr + 8 (mi & 1));
+     * XS: the warp's 16 rows of the first box of its warpgroup's x tile */
+    unsigned char *const stage_out =
+        XS ? sOut + cw * C::X_BYTES + warp * 16 * 128 : sOut + (cw * 4 + warp) * 2 * 2048;
     const uint32_t row_addr = smem_addr(stage_out) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * 128;
     float acc[DX_BN / 2];
-    uint32_t it0 = 0;
-    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, it0 += KT) {
+    /* PP: warpgroup cw takes the CTA's tiles cw, cw + 2, ...; it0 counts stage uses over all
+     * of the CTA's tiles, as the producer does */
+    constexpr int WG_STEP = PP ? 2 : 1;
+    uint32_t it0 = PP ? cw * KT : 0;
+    for (int64_t tile = blockIdx.x + (PP ? cw : 0) * (int64_t)gridDim.x; tile < tiles;
+         tile += WG_STEP * (int64_t)gridDim.x, it0 += WG_STEP * KT) {
         int64_t m0;
         int n0;
-        tile_at(tile, tiles_m, tiles_n, DX_BN, &m0, &n0, DX_BM);
-        if (m0 + DX_BM <= M && n0 + DX_BN <= K)
-            consume_tile<T, false>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane, row_addr,
-                                stage_out, &map_o, x, gamma, rowp, m0, n0, M, K);
+        tile_at(tile, tiles_m, tiles_n, DX_BN, &m0, &n0, C::TILE_M);
+        const bool first = tile == blockIdx.x, more = tile + gridDim.x < tiles;
+        const uint32_t xuse = it0 / (2 * (uint32_t)KT); /* XS: this warpgroup's tiles so far */
+        if (m0 + C::TILE_M <= M && n0 + DX_BN <= K)
+            consume_tile<T, false, PP, XS>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane,
+                                           row_addr, stage_out, &map_o, x, gamma, rowp, m0, n0,
+                                           M, K, first, more, &xfull[cw], &xempty[cw], xuse);
         else
-            consume_tile<T, true>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane, row_addr,
-                               stage_out, &map_o, x, gamma, rowp, m0, n0, M, K);
+            consume_tile<T, true, PP, XS>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane,
+                                          row_addr, stage_out, &map_o, x, gamma, rowp, m0, n0,
+                                          M, K, first, more, &xfull[cw], &xempty[cw], xuse);
     }
     if (lane == 0) bulk_wait_all();
 #endif
@@ -557,21 +687,28 @@ static cudaError_t epilogue_t(lnl_dtype dt, const T *dy, const T *x, const T *ga
                               const device_info &d, cudaStream_t s) {
     cudaError_t e;
     encode_fn enc = tensor_map_encoder();
-    CUtensorMap ma, mb, mo;
-    if (!make_map(enc, &ma, dt, dy, M, N, DX_BM) || !make_map(enc, &mb, dt, l.wt, K, N, DX_BN) ||
-        !make_map(enc, &mo, dt, dx, M, K, 16))
+    /* LNL_CUDA_DX_PINGPONG=1 (read on each call; session 42's timing) takes the ping-pong
+     * form, 2 the ping-pong form with x through shared memory */
+    const int64_t form = env_int64("LNL_CUDA_DX_PINGPONG", 0);
+    const bool pp = form != 0, xs = form == 2;
+    const int tile_m = pp ? dx_cfg<true>::TILE_M : dx_cfg<false>::TILE_M;
+    CUtensorMap ma, mb, mo, mx;
+    if (!make_map(enc, &ma, dt, dy, M, N, tile_m) || !make_map(enc, &mb, dt, l.wt, K, N, DX_BN) ||
+        !make_map(enc, &mo, dt, dx, M, K, 16) || !make_map(enc, &mx, dt, x, M, K, tile_m))
         return cudaErrorInvalidValue;
-    const int64_t tiles = ((M + DX_BM - 1) / DX_BM) * ((K + DX_BN - 1) / DX_BN);
+    const int64_t tiles = ((M + tile_m - 1) / tile_m) * ((K + DX_BN - 1) / DX_BN);
     const unsigned grid = (unsigned)std::min<int64_t>(tiles, d.sm_count);
     const T *g = gamma ? gamma : (const T *)l.gamma1;
-    const void *k = (const void *)dx_epilogue_kernel<T>;
+    auto *kern = xs   ? dx_epilogue_kernel<T, true, true>
+                 : pp ? dx_epilogue_kernel<T, true, false>
+                      : dx_epilogue_kernel<T, false, false>;
+    const size_t smem = xs ? dx_cfg<true, true>::SMEM : pp ? dx_cfg<true>::SMEM : dx_cfg<false>::SMEM;
     /* as the forward's kernels (launch_t in fused_forward_sm90.cu): the shared-memory limit
      * once per device, again if the launch fails after a context reset dropped it */
     for (int attempt = 0; attempt < 2; attempt++) {
-        e = raise_smem_limit(k, DX_SMEM, d.device, attempt > 0);
+        e = raise_smem_limit((const void *)kern, smem, d.device, attempt > 0);
         if (e != cudaSuccess) return e;
-        dx_epilogue_kernel<T><<<grid, DX_THREADS, DX_SMEM, s>>>(ma, mb, mo, x, g, l.rowp, M,
-                                                                (int)K, (int)N);
+        kern<<<grid, DX_THREADS, smem, s>>>(ma, mb, mo, mx, x, g, l.rowp, M, (int)K, (int)N);
         e = cudaGetLastError();
         if (e == cudaSuccess) return e;
     }

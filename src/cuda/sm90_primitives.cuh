@@ -121,6 +121,19 @@ __device__ __forceinline__ void bulk_wait_all() {
 #endif
 }
 
+/* ---- ldmatrix: stmatrix's inverse (below), four 8 x 8 matrices of 16-bit values into a
+ * warp's registers in the accumulator fragment's layout; lane l gives the shared address of
+ * row l % 8 of matrix l / 8 ---- */
+__device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t &r0, uint32_t &r1, uint32_t &r2,
+                                            uint32_t &r3) {
+#if LNL_SM90A
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(addr)
+                 : "memory");
+#endif
+}
+
 /* ---- stmatrix: four 8 x 8 matrices of 16-bit values from a warp's registers ----
  * Register i of lane l holds row l / 4, columns 2 (l % 4) + {0, 1} of matrix i (the
  * mma/wgmma accumulator fragment, packed in pairs); lane l gives the shared address of
