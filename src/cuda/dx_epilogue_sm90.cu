@@ -43,19 +43,28 @@ namespace {
 constexpr int DX_BM = 128, DX_BN = 256, DX_BK = 64, DX_S = 4, DX_THREADS = 384;
 constexpr int B_BYTES = DX_BN * DX_BK * 2;
 constexpr int OUT_BYTES = 8 * 2 * 2048; /* per consumer warp two 16 x 64 staging boxes */
-/* The ping-pong form (PP): each consumer warpgroup has tiles of its own, 64 rows x 256
- * columns, the CTA's tiles taken in turn, and their main loops take turns too, so that one
- * warpgroup's epilogue (x read, dx written) runs under the other's MMAs. In the cooperative
- * form both warpgroups work on one 128-row tile and the tensor cores idle through its
- * epilogue, about half of each tile's time at N = 256. A stage holds 64 rows of dy then
- * (40 KB), and W^T crosses from L2 once per 64 rows instead of 128. */
-template <bool PP, bool XS = false> struct dx_cfg {
-    static constexpr int TILE_M = PP ? 64 : DX_BM; /* rows of dy (and dx) a tile has */
+/* Two forms of the kernel. XS (the default): each consumer warpgroup has tiles of its own,
+ * 64 rows x 256 columns, the CTA's tiles taken in turn, and their main loops take turns too
+ * (ping-pong), so that one warpgroup's epilogue runs under the other's MMAs; and x reaches
+ * shared memory by TMA. The cooperative form (LNL_CUDA_DX_FORM=0, the form of sessions
+ * 40-42): both warpgroups work on one 128-row tile, the tensor cores idle through its
+ * epilogue, and each thread loads its x pairs from global memory, 64 four-byte loads a tile.
+ * XS's stage holds 64 rows of dy (40 KB), and W^T crosses from L2 once per 64 rows instead
+ * of 128.
+ * Kernel ms, the H200, bf16, session 43 call 1 (profile_cuda.py), cooperative / ping-pong
+ * with x loaded as the cooperative form loads it (session 42's form, since removed) / XS:
+ * 32768,4096,256 0.2054 / 0.2071 / 0.1654; 16384,8192,1024 0.4411 / 0.4591 / 0.4092;
+ * 8192,4096,1024 0.1154 / 0.1202 / 0.1061. Neither the turns alone nor x prefetched into
+ * L2 (session 42) helped, so the gain points at the cooperative form's x loads: each
+ * warp-wide 4-byte load touches 8 rows, 16 bytes of each (ncu on that form at
+ * 32768,4096,256: L1 hit rate 52%, shared/L1 pipes 72% busy, 41% of its stall cycles on
+ * the scoreboard). */
+template <bool XS> struct dx_cfg {
+    static constexpr int TILE_M = XS ? 64 : DX_BM; /* rows of dy (and dx) a tile has */
     static constexpr int A_BYTES = TILE_M * DX_BK * 2;
-    /* XS (x through shared memory, ping-pong only): each warpgroup's tile of x, 64 rows x 256
-     * columns as four 64 x 64 boxes of the 128-byte swizzle, in place of the staging boxes:
-     * the epilogue reads x by ldmatrix and writes dx over it by stmatrix, and TMA stores dx
-     * from there */
+    /* XS: each warpgroup's tile of x, 64 rows x 256 columns as four 64 x 64 boxes of the
+     * 128-byte swizzle, in place of the staging boxes: the epilogue reads x by ldmatrix and
+     * writes dx over it by stmatrix, and TMA stores dx from there */
     static constexpr int X_BYTES = XS ? TILE_M * DX_BN * 2 : 0;
     static constexpr int STAGE_OUT = XS ? 2 * X_BYTES : OUT_BYTES;
     static constexpr size_t SMEM =
@@ -80,18 +89,12 @@ __device__ __forceinline__ uint32_t dx_pair(float4 p, float2 gm, float a0, float
                        fmaf(p.x * gm.y, a1, fmaf(p.y, xv.y - p.w, p.z)));
 }
 
-/* x reaches the epilogue through plain loads, half before the main loop and half during the
- * epilogue. The tile's x block fetched into L2 beforehand by the producer (TMA prefetches
- * when it starts the tile's loads, or a tile earlier) was no faster: this kernel's time,
- * none / one tile / two tiles ahead, bf16 (session 42, call 3; the patch in
- * docs/results/cuda/2026-12-04-session42): 32768,4096,256 0.2081 / 0.2098 / 0.2324 ms,
- * 16384,8192,1024 0.4479 / 0.4499 / 0.4692. Nor did a ping-pong form (each consumer
- * warpgroup its own 64-row tiles, their main loops in turn, so that one's epilogue runs
- * under the other's MMAs; branch s42-dx-pingpong, correct under the tables, memcheck and
- * racecheck): 0.2084 vs 0.2053 ms and 0.4670 vs 0.4508 (call 6). At N = 256 this kernel
- * moves x and dx at ~62% of a copy's rate. By count, the 64 four-byte x loads a thread a
- * tile take ~4096 L1 wavefronts an SM a tile (each warp-wide load touches 8 rows): x by
- * TMA into shared memory and ldmatrix, dx in place by stmatrix, is the lead (not measured).
+/* The cooperative form's x reaches the epilogue through plain loads, half before the main
+ * loop and half during the epilogue. The tile's x block fetched into L2 beforehand by the
+ * producer (TMA prefetches when it starts the tile's loads, or a tile earlier) was no
+ * faster: this kernel's time, none / one tile / two tiles ahead, bf16 (session 42, call 3;
+ * the patch in docs/results/cuda/2026-12-04-session42): 32768,4096,256 0.2081 / 0.2098 /
+ * 0.2324 ms, 16384,8192,1024 0.4479 / 0.4499 / 0.4692. XS (dx_cfg above) loads it by TMA.
  *
  * A consumer thread's inputs for one tile: rows g and g + 8 of its warp's 16, columns
  * col0 + 8 j (+ 1) for j < 32 (col0 = n0 + 2 q), the first half of its x pairs (the second
@@ -264,13 +267,13 @@ __device__ __forceinline__ void epilogue_xs(const float *acc, tile_inputs<T, EDG
 }
 
 /* One tile of a consumer warpgroup: its inputs, the main loop, the ring's last stage
- * released, the epilogue. PP: the main loop waits for this warpgroup's turn (named barrier
+ * released, the epilogue. XS: the main loop waits for this warpgroup's turn (named barrier
  * 4 + cw) unless it is the CTA's first tile, and hands the turn to the other warpgroup
  * (barrier 5 - cw) when the CTA has a next tile. The turns keep the full barriers'
  * parities right: a warpgroup that started its tile while the other was still in its own
  * would wait for slot uses a whole phase ahead of the ring, and a parity wait cannot tell
  * use u from u - 2 (fused_forward_sm90.cu's ping-pong form found it so on the H200). */
-template <typename T, bool EDGE, bool PP, bool XS>
+template <typename T, bool EDGE, bool XS>
 __device__ __forceinline__ void consume_tile(float *acc, uint64_t *full, uint64_t *empty,
                                              unsigned char *sA, unsigned char *sB, uint32_t it0,
                                              int KT, int cw, int warp, int lane,
@@ -279,13 +282,13 @@ __device__ __forceinline__ void consume_tile(float *acc, uint64_t *full, uint64_
                                              const T *gamma, const float4 *rowp, int64_t m0,
                                              int n0, int64_t M, int K, bool first, bool more,
                                              uint64_t *xfull, uint64_t *xempty, uint32_t xuse) {
-    const int64_t wrow = m0 + (PP ? 0 : cw * 64) + warp * 16;
+    const int64_t wrow = m0 + (XS ? 0 : cw * 64) + warp * 16;
     tile_inputs<T, EDGE, !XS> in(x, gamma, rowp, wrow, n0, M, K, lane >> 2, lane & 3);
-    if constexpr (PP)
+    if constexpr (XS)
         if (cw == 1 || !first) named_bar_sync(4 + cw, 256);
-    tile_mainloop<T, dx_cfg<PP>::A_BYTES>(acc, full, empty, sA, sB, PP ? 0 : cw * 64 * 128, it0,
+    tile_mainloop<T, dx_cfg<XS>::A_BYTES>(acc, full, empty, sA, sB, XS ? 0 : cw * 64 * 128, it0,
                                           KT, lane);
-    if constexpr (PP)
+    if constexpr (XS)
         if (more) named_bar_arrive(5 - cw, 256);
     wgmma_wait<0>();
 #pragma unroll
@@ -305,7 +308,7 @@ __device__ __forceinline__ void consume_tile(float *acc, uint64_t *full, uint64_
  * reduction contiguous, through TMA into a DX_S-stage ring (OOB rows and columns read as
  * zero), wgmma from two consumer warpgroups, a persistent grid over tiles in grouped
  * order (sm90_tiles.cuh). */
-template <typename T, bool PP, bool XS>
+template <typename T, bool XS>
 __global__ void __launch_bounds__(DX_THREADS, 1)
 dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                    const __grid_constant__ CUtensorMap map_o, const __grid_constant__ CUtensorMap map_x,
@@ -315,8 +318,7 @@ dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_const
 #if LNL_SM90A
     extern __shared__ unsigned char smem_raw[];
     unsigned char *smem = (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
-    static_assert(!XS || PP, "x through shared memory: the ping-pong form only");
-    using C = dx_cfg<PP, XS>;
+    using C = dx_cfg<XS>;
     unsigned char *sA = smem, *sB = smem + DX_S * C::A_BYTES, *sOut = sB + DX_S * B_BYTES;
     uint64_t *full = (uint64_t *)(sOut + C::STAGE_OUT), *empty = full + DX_S;
     uint64_t *xfull = empty + DX_S, *xempty = xfull + 2; /* XS: a pair a warpgroup */
@@ -327,7 +329,7 @@ dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_const
     if (threadIdx.x == 0) {
         for (int i = 0; i < DX_S; i++) {
             mbar_init(&full[i], 1);
-            mbar_init(&empty[i], PP ? 4 : 8); /* the consumer warps of a stage's tile release it */
+            mbar_init(&empty[i], XS ? 4 : 8); /* the consumer warps of a stage's tile release it */
         }
         if (XS)
             for (int i = 0; i < 2; i++) {
@@ -393,11 +395,11 @@ dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_const
         XS ? sOut + cw * C::X_BYTES + warp * 16 * 128 : sOut + (cw * 4 + warp) * 2 * 2048;
     const uint32_t row_addr = smem_addr(stage_out) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * 128;
     float acc[DX_BN / 2];
-    /* PP: warpgroup cw takes the CTA's tiles cw, cw + 2, ...; it0 counts stage uses over all
+    /* XS: warpgroup cw takes the CTA's tiles cw, cw + 2, ...; it0 counts stage uses over all
      * of the CTA's tiles, as the producer does */
-    constexpr int WG_STEP = PP ? 2 : 1;
-    uint32_t it0 = PP ? cw * KT : 0;
-    for (int64_t tile = blockIdx.x + (PP ? cw : 0) * (int64_t)gridDim.x; tile < tiles;
+    constexpr int WG_STEP = XS ? 2 : 1;
+    uint32_t it0 = XS ? cw * KT : 0;
+    for (int64_t tile = blockIdx.x + (XS ? cw : 0) * (int64_t)gridDim.x; tile < tiles;
          tile += WG_STEP * (int64_t)gridDim.x, it0 += WG_STEP * KT) {
         int64_t m0;
         int n0;
@@ -405,11 +407,11 @@ dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_const
         const bool first = tile == blockIdx.x, more = tile + gridDim.x < tiles;
         const uint32_t xuse = it0 / (2 * (uint32_t)KT); /* XS: this warpgroup's tiles so far */
         if (m0 + C::TILE_M <= M && n0 + DX_BN <= K)
-            consume_tile<T, false, PP, XS>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane,
+            consume_tile<T, false, XS>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane,
                                            row_addr, stage_out, &map_o, x, gamma, rowp, m0, n0,
                                            M, K, first, more, &xfull[cw], &xempty[cw], xuse);
         else
-            consume_tile<T, true, PP, XS>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane,
+            consume_tile<T, true, XS>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane,
                                           row_addr, stage_out, &map_o, x, gamma, rowp, m0, n0,
                                           M, K, first, more, &xfull[cw], &xempty[cw], xuse);
     }
@@ -687,11 +689,10 @@ static cudaError_t epilogue_t(lnl_dtype dt, const T *dy, const T *x, const T *ga
                               const device_info &d, cudaStream_t s) {
     cudaError_t e;
     encode_fn enc = tensor_map_encoder();
-    /* LNL_CUDA_DX_PINGPONG=1 (read on each call; session 42's timing) takes the ping-pong
-     * form, 2 the ping-pong form with x through shared memory */
-    const int64_t form = env_int64("LNL_CUDA_DX_PINGPONG", 0);
-    const bool pp = form != 0, xs = form == 2;
-    const int tile_m = pp ? dx_cfg<true>::TILE_M : dx_cfg<false>::TILE_M;
+    /* LNL_CUDA_DX_FORM=0 (read on each call; for tests and same-build timing) takes the
+     * cooperative form, anything else XS */
+    const bool xs = env_int64("LNL_CUDA_DX_FORM", 1) != 0;
+    const int tile_m = xs ? dx_cfg<true>::TILE_M : dx_cfg<false>::TILE_M;
     CUtensorMap ma, mb, mo, mx;
     if (!make_map(enc, &ma, dt, dy, M, N, tile_m) || !make_map(enc, &mb, dt, l.wt, K, N, DX_BN) ||
         !make_map(enc, &mo, dt, dx, M, K, 16) || !make_map(enc, &mx, dt, x, M, K, tile_m))
@@ -699,10 +700,8 @@ static cudaError_t epilogue_t(lnl_dtype dt, const T *dy, const T *x, const T *ga
     const int64_t tiles = ((M + tile_m - 1) / tile_m) * ((K + DX_BN - 1) / DX_BN);
     const unsigned grid = (unsigned)std::min<int64_t>(tiles, d.sm_count);
     const T *g = gamma ? gamma : (const T *)l.gamma1;
-    auto *kern = xs   ? dx_epilogue_kernel<T, true, true>
-                 : pp ? dx_epilogue_kernel<T, true, false>
-                      : dx_epilogue_kernel<T, false, false>;
-    const size_t smem = xs ? dx_cfg<true, true>::SMEM : pp ? dx_cfg<true>::SMEM : dx_cfg<false>::SMEM;
+    auto *kern = xs ? dx_epilogue_kernel<T, true> : dx_epilogue_kernel<T, false>;
+    const size_t smem = xs ? dx_cfg<true>::SMEM : dx_cfg<false>::SMEM;
     /* as the forward's kernels (launch_t in fused_forward_sm90.cu): the shared-memory limit
      * once per device, again if the launch fails after a context reset dropped it */
     for (int attempt = 0; attempt < 2; attempt++) {

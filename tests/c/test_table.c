@@ -49,6 +49,8 @@ static const char *g_name[N_G] = {"dx", "dln_weight", "dln_bias", "dlinear_weigh
                          ping-pong form, which the library takes only when asked to */
 #define F_BN192 64 /* run under LNL_CUDA_SM90_BN=192 (F_BN128: 128): the Hopper forward's */
 #define F_BN128 128 /* narrower tiles at N > 256, taken only where they fill the SMs better */
+#define F_DX_COOP 256 /* run under LNL_CUDA_DX_FORM=0: the dx epilogue's cooperative form,
+                         which the library takes only when asked to */
 #define OFFSET_F16_LIMIT 2
 #define OFFSET_TINY_SPREAD 3
 
@@ -115,6 +117,14 @@ static const shape_t shapes[] = {
      * partials of P), and every parameter absent. */
     {1000, 1032, 200, 0, 0, F_HOPPER},
     {600, 2056, 72, 1, 0, F_HOPPER},
+    /* ... whose default form gives each consumer warpgroup its own 64-row tiles and x
+     * tile buffer (XS in dx_epilogue_sm90.cu); here 68 x 5 = 340 tiles on the H200's 132
+     * CTAs, so a CTA's warpgroups reuse their x buffers (a third tile) and hand the main
+     * loop to each other, and K's 5 slices of N (the last 8 wide) outrun the 4-stage ring,
+     * so the producer loads a tile's x between its slices. The rows above have fewer tiles
+     * than SMs. The cooperative form (F_DX_COOP) on a row of 8 x 5 tiles of 128 rows. */
+    {4300, 1032, 264, 0, 0, F_HOPPER},
+    {1000, 1032, 200, 0, 0, F_HOPPER | F_DX_COOP},
     {300, 1032, 72, 1, 0, F_QUICK | F_HOPPER},
     {260, 1288, 96, 0, NULL_LNW | NULL_LNB | NULL_LB, F_QUICK | F_HOPPER},
     /* f16's dW from the raw x scales rstd * dy by a power of two into f16's range
@@ -870,15 +880,17 @@ int main(int argc, char **argv) {
             tcase c;
             case_setup(&c, &shapes[si], dtypes[di], dev, 1000 * si + di + 1);
             /* the library reads these on each call; the caller's own settings come back after */
-            env_override split, pingpong, bn;
+            env_override split, pingpong, bn, dx_form;
             env_set(&split, "LNL_CUDA_SPLIT_STATS_MIN_K", "0", shapes[si].flags & F_SPLIT);
             env_set(&pingpong, "LNL_CUDA_PINGPONG_MAX_K", "65536", shapes[si].flags & F_PINGPONG);
             env_set(&bn, "LNL_CUDA_SM90_BN", shapes[si].flags & F_BN128 ? "128" : "192",
                     shapes[si].flags & (F_BN192 | F_BN128));
+            env_set(&dx_form, "LNL_CUDA_DX_FORM", "0", shapes[si].flags & F_DX_COOP);
             for (size_t k = 0; k < 4; k++)
                 if (supported[di][k] && !(no_auto && strats[k] == LNL_STRATEGY_AUTO) &&
                     (only_strategy < 0 || strats[k] == (lnl_strategy)only_strategy))
                     run_case(&c, strats[k]);
+            env_restore(&dx_form);
             env_restore(&bn);
             env_restore(&pingpong);
             env_restore(&split);
