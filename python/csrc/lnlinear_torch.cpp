@@ -6,8 +6,9 @@
 //
 // It does what ops.py's forward_body/backward_body do for LayerNormLinearFunction, with
 // the same saved tensors, pointers and workspaces, so both paths give bitwise the same
-// results (tests/python/test_cpp_autograd.py). The Python checks (check_operands) run
-// before the call; this file trusts shapes and dtypes as the library does.
+// results (tests/python/test_cpp_autograd.py). The op checks its tensor operands itself
+// (operands_ok, below; Python's check_operands gives the message); eps, keep_ln_out and
+// strategy are checked in Python before the call.
 //
 // liblnlinear is not linked: Python hands over the addresses of the functions of the
 // library it loaded with ctypes (lnlinear_cpp::bind), so both paths call one library,
@@ -422,6 +423,28 @@ bool any_requires_grad(const at::Tensor &x, const std::optional<at::Tensor> &a,
     return x.requires_grad() || w.requires_grad() || rg(a) || rg(b) || rg(c);
 }
 
+// What ops.py's _operands_ok accepts, for x already [M, K]: the library trusts shapes, and
+// here the checks cost well under a microsecond against ~2 in Python (functional.py skips
+// them on the way here; when this says no, Python's check_operands says why).
+bool operands_ok(const at::Tensor &x, const std::optional<at::Tensor> &ln_weight,
+                 const std::optional<at::Tensor> &ln_bias, const at::Tensor &w,
+                 const std::optional<at::Tensor> &linear_bias) {
+    if (!x.defined() || !w.defined() || x.dim() != 2 || w.dim() != 2) return false;
+    const at::ScalarType t = x.scalar_type();
+    const c10::Device dev = x.device();
+    const bool dtype_ok = dev.is_cpu()    ? t == at::kFloat || t == at::kDouble
+                          : dev.is_cuda() ? t == at::kFloat || t == at::kBFloat16 || t == at::kHalf
+                                          : false;
+    const int64_t K = x.size(1), N = w.size(0);
+    if (!dtype_ok || K < 1 || N < 1 || w.size(1) != K || w.scalar_type() != t || w.device() != dev)
+        return false;
+    auto vector_ok = [&](const std::optional<at::Tensor> &v, int64_t n) {
+        return !v.has_value() || !v->defined() ||
+               (v->dim() == 1 && v->size(0) == n && v->scalar_type() == t && v->device() == dev);
+    };
+    return vector_ok(ln_weight, K) && vector_ok(ln_bias, K) && vector_ok(linear_bias, N);
+}
+
 // y = LayerNormLinear(...): through the autograd Function when anything will be
 // differentiated, else the library is asked for y alone (no node, nothing saved, no
 // mean/rstd/ln_out), as functional.layernorm_linear does on the Python path.
@@ -430,6 +453,9 @@ at::Tensor layernorm_linear(const at::Tensor &x, const std::optional<at::Tensor>
                             const at::Tensor &linear_weight,
                             const std::optional<at::Tensor> &linear_bias, double eps,
                             bool keep_ln_out, int64_t strategy) {
+    // python/lnlinear/_cpp.py recognizes this text (OperandsRejected)
+    TORCH_CHECK_VALUE(operands_ok(x, ln_weight, ln_bias, linear_weight, linear_bias),
+                      "lnlinear_cpp: operands rejected (lnlinear.ops.check_operands says why)");
     if (at::GradMode::is_enabled() &&
         any_requires_grad(x, ln_weight, ln_bias, linear_weight, linear_bias))
         return LayerNormLinearFn::apply(x, ln_weight, ln_bias, linear_weight, linear_bias, eps,

@@ -21,7 +21,7 @@ import torch
 from . import _clib
 
 __all__ = ["available", "reason", "path", "layernorm_linear", "call", "serves", "set_enabled",
-           "set_devices", "cached_workspaces", "bind"]
+           "set_devices", "cached_workspaces", "bind", "OperandsRejected"]
 
 _FILE = "liblnlinear_torch.so"
 
@@ -136,14 +136,25 @@ def _lnl_error(e):
     return _BY_NAME.get(name, _clib.LnlError)(msg)
 
 
+class OperandsRejected(ValueError):
+    """The op's own operand checks (operands_ok in lnlinear_torch.cpp) said no;
+    ops.check_operands names the argument."""
+
+
+_REJECTED = "lnlinear_cpp: operands rejected"
+
+
 def call(x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_ln_out, strategy):
-    """y from lnlinear_cpp::layernorm_linear (x [M, K], operands checked by the caller);
-    a failed lnl_forward raises the package's exception, as the Python path does. A
-    failed lnl_backward_ex, raised in the autograd engine, keeps torch's class (ValueError
-    for INVALID_ARGUMENT, NotImplementedError for UNSUPPORTED, RuntimeError else)."""
+    """y from lnlinear_cpp::layernorm_linear (x [M, K]; eps, keep_ln_out and strategy
+    checked by the caller). Operands the op rejects raise OperandsRejected; a failed
+    lnl_forward raises the package's exception, as the Python path does. A failed
+    lnl_backward_ex, raised in the autograd engine, keeps torch's class (ValueError for
+    INVALID_ARGUMENT, NotImplementedError for UNSUPPORTED, RuntimeError else)."""
     try:
         return _op(x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_ln_out, strategy)
     except (RuntimeError, ValueError, NotImplementedError) as e:
+        if isinstance(e, ValueError) and _REJECTED in str(e):
+            raise OperandsRejected(str(e).splitlines()[0]) from None
         mapped = _lnl_error(e)
         if mapped is None:
             raise

@@ -310,6 +310,83 @@ def test_backward_error_carries_the_library_message():
                                 "not aligned")
 
 
+# Bad operands on the fast path: the op's own checks (operands_ok) reject them and
+# ops.check_operands names the argument, so the error is the Python path's, word for word.
+_BAD = [
+    (0, lambda: torch.randn(4, 11)),                       # K against linear_weight
+    (0, lambda: torch.randn(4, 0)),                        # K = 0
+    (0, lambda: torch.randn(4, 10, dtype=torch.float64)),  # x's dtype against the rest
+    (0, lambda: torch.randn(2, 2, 10)[:, :, :9]),          # 3-D, K against linear_weight
+    (1, lambda: torch.randn(9)),
+    (1, lambda: torch.randn(10, 1)),
+    (2, lambda: torch.randn(10, dtype=torch.float16)),
+    (3, lambda: torch.randn(6, 9)),
+    (3, lambda: torch.randn(60)),
+    (3, lambda: torch.randn(0, 10)),
+    (4, lambda: torch.randn(7)),
+    (4, lambda: torch.randn(6, 1)),
+]
+
+
+@pytest.mark.parametrize("index,bad", _BAD, ids=[f"arg{i}-{n}" for n, (i, _) in enumerate(_BAD)])
+def test_bad_operands_raise_the_python_paths_error(index, bad):
+    errors = []
+    for cpp in (True, False):
+        inputs, _ = make_inputs((4,), 10, 6, torch.float32, "cpu")
+        inputs[index] = bad()
+        with eager_node(cpp), pytest.raises((ValueError, TypeError)) as info:
+            lnlinear.layernorm_linear(*inputs)
+        errors.append((type(info.value), str(info.value)))
+    assert errors[0] == errors[1]
+    assert "operands rejected" not in errors[0][1]
+
+
+def test_op_checks_its_operands_itself():
+    # Called directly, the op refuses what the library would read out of bounds (it took
+    # Python's word for the shapes until session 43), before any allocation or launch.
+    inputs, _ = make_inputs((4,), 10, 6, torch.float32, "cpu")
+    op = torch.ops.lnlinear_cpp.layernorm_linear
+    cases = [(0, torch.randn(4, 12)), (0, torch.randn(2, 2, 10)), (1, torch.randn(11)),
+             (2, torch.randn(9)), (3, torch.randn(6, 12)), (4, torch.randn(5)),
+             (0, torch.randn(4, 10, dtype=torch.float64)),
+             (1, torch.randn(10, dtype=torch.float64)), (0, torch.randint(0, 3, (4, 10))),
+             (3, torch.randn(6, 10, device="meta"))]
+    for index, bad in cases:
+        args = list(inputs)
+        args[index] = bad
+        with pytest.raises(ValueError, match="operands rejected"):
+            op(*args, 1e-5, False, 0)
+    y = op(*inputs, 1e-5, False, 0)  # and takes good ones
+    assert y.shape == (4, 6)
+
+
+def test_fast_path_leaves_the_checks_to_the_op(monkeypatch):
+    # The happy path runs no Python operand checks (their ~2 us were a sixth of a small
+    # call's host time): with check_operands broken, a good call still succeeds on the
+    # C++ path, and a bad one reaches it.
+    from lnlinear import functional
+
+    calls = []
+
+    def counting(*a):
+        calls.append(a)
+        return ops.check_operands(*a)
+
+    monkeypatch.setattr(functional, "check_operands", counting)
+    inputs, _ = make_inputs((3, 4), 10, 6, torch.float32, "cpu")
+    with eager_node(True):
+        y = lnlinear.layernorm_linear(*inputs)
+        assert y.shape == (3, 4, 6) and not calls
+        inputs[1] = torch.randn(9)
+        with pytest.raises(ValueError, match="ln_weight"):
+            lnlinear.layernorm_linear(*inputs)
+    assert len(calls) == 1
+    with eager_node(False):
+        inputs[1] = torch.randn(10)
+        lnlinear.layernorm_linear(*inputs)
+    assert len(calls) == 2  # the Python path checks first
+
+
 @pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")
 def test_unsupported_strategy_on_cuda_reports_cleanly():
     # REFERENCE is CPU-only: Python's checks let it through, lnl_forward says UNSUPPORTED.
