@@ -47,7 +47,7 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
     # check_operands here (~2 of a small call's ~13 us of host time on a CPU); where it
     # rejects them, check_operands names the argument. Anything else takes the general path
     # below, which checks in Python first, in the order the error messages promise.
-    if (code is not None and type(recompute) is bool and type(eps) is float
+    if (_cpp.serves and code is not None and type(recompute) is bool and type(eps) is float
             and 0 < eps < math.inf
             and eager_fast_path_ok(x, ln_weight, ln_bias, linear_weight, linear_bias)
             and x.device.type in _cpp.serves):
