@@ -38,8 +38,9 @@
 namespace lnl {
 namespace {
 
-/* tiles of 128 rows x 256 columns of dx, slices of 64 of the reduction (N), 4 stages;
- * a producer warpgroup and two consumer warpgroups of 64 rows each */
+/* tiles of 256 columns of dx, 128 rows in the cooperative form (64 a consumer warpgroup)
+ * and 64 in XS (a consumer warpgroup's own, below); slices of 64 of the reduction (N), 4
+ * stages; a producer warpgroup and two consumer warpgroups */
 constexpr int DX_BM = 128, DX_BN = 256, DX_BK = 64, DX_S = 4, DX_THREADS = 384;
 constexpr int B_BYTES = DX_BN * DX_BK * 2;
 constexpr int OUT_BYTES = 8 * 2 * 2048; /* per consumer warp two 16 x 64 staging boxes */
@@ -57,8 +58,8 @@ constexpr int OUT_BYTES = 8 * 2 * 2048; /* per consumer warp two 16 x 64 staging
  * 8192,4096,1024 0.1154 / 0.1202 / 0.1061. Neither the turns alone nor x prefetched into
  * L2 (session 42) helped, so the gain points at the cooperative form's x loads: each
  * warp-wide 4-byte load touches 8 rows, 16 bytes of each (ncu on that form at
- * 32768,4096,256: L1 hit rate 52%, shared/L1 pipes 72% busy, 41% of its stall cycles on
- * the scoreboard). */
+ * 32768,4096,256: L1 hit rate 52%, its busiest memory unit 72% busy, 41% of its stall
+ * cycles on the scoreboard). */
 template <bool XS> struct dx_cfg {
     static constexpr int TILE_M = XS ? 64 : DX_BM; /* rows of dy (and dx) a tile has */
     static constexpr int A_BYTES = TILE_M * DX_BK * 2;
