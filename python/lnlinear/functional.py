@@ -41,7 +41,7 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
     strategy: "auto" (default), "fused", "unfused" or "reference" (CPU float32/64 only),
     for tests and benchmarks. Returns y of shape [..., N].
     """
-    code = STRATEGIES.get(strategy)
+    code = STRATEGIES.get(strategy) if isinstance(strategy, str) else None
     # The fast path: plain tensors in plain eager mode on a device the C++ op serves, every
     # other argument valid. The op checks the tensors itself, in C++, which is cheaper than
     # check_operands here (~2 of a small call's ~13 us of host time on a CPU); where it

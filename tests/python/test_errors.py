@@ -50,6 +50,7 @@ def test_bad_argument(index, bad, exc, words):
     (dict(eps="1e-5"), TypeError, "eps"),
     (dict(recompute=1), TypeError, "recompute"),
     (dict(strategy="fastest"), ValueError, "strategy"),
+    (dict(strategy=["auto"]), ValueError, "strategy"),
 ])
 def test_bad_option(kw, exc, word):
     with pytest.raises(exc, match=word):
