@@ -131,11 +131,15 @@ if [ -x "$TABLE" ]; then
         # the suite's plain eager CUDA calls go through it (test_cpp_autograd.py compares it
         # bitwise with the Python node). 341 s at dfd23a5 (756 tests); 464 s at d5c18ba (910
         # tests, beside five racecheck processes), hence 520 s: with ~30 s of build first,
-        # still inside the device tool's 600.
+        # still inside the device tool's 600. 496 s at cd32ee6 (session 43, 914 tests), the
+        # slowest two CPU cases among them (GPT-2's AdamW loss curve 51 s, its recompute
+        # gradients 11 s): those two are left out here too, as CI runs them on every commit.
         run_step pytest_cuda 520 env LNLINEAR_TEST_DEVICE=cuda LNLINEAR_LIBRARY="$LIB" LNLINEAR_EXPECT_CPP=1 \
             PYTHONPATH="$PWD/python" LNLINEAR_REPORT_DIR="$OUTDIR/python" \
             python3 -m pytest -q -s -p no:cacheprovider --durations=20 \
             --deselect "tests/python/test_compile.py::test_compile_fullgraph_matches_eager[cpu]" \
+            --deselect "tests/python/test_gpt2.py::test_gpt2_adamw_loss_curve[cpu-float32]" \
+            --deselect "tests/python/test_gpt2.py::test_gpt2_logits_and_gradients[recompute-cpu-float32]" \
             tests/python &
         run_step pip_install 300 bash -c "python3 -m pip install -q --no-build-isolation --no-deps \
             --target /tmp/lnl-site . && cd /tmp && env -u LNLINEAR_LIBRARY PYTHONPATH=/tmp/lnl-site \
