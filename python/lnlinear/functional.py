@@ -34,7 +34,7 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
     recompute: True saves x, mean and rstd for the backward, which rebuilds the
     normalized activation; False also saves it (ln_out, M x K) and skips that work.
     Where the library's backward reads the forward's output (lnl_backward_wants_y: on CUDA,
-    the bf16 FUSED backward on Hopper, when both x and linear_weight need gradients and
+    the bf16/f16 FUSED backward on Hopper, when both x and linear_weight need gradients and
     recompute=True), the returned y itself (no copy) is saved too; modifying it in place
     before the backward then raises autograd's "modified by an inplace operation" error,
     as for any function that saves its output. Clone y first to change it in place.
