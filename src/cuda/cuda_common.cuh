@@ -164,9 +164,10 @@ int blocks_per_sm(std::atomic<int> (&cache)[64], Kernel k, int threads, const de
 /* kernel<<<grid, block, smem, s>>>(args...), as a programmatic dependent of the kernel
  * before it in the stream on devices that have it (sm_90+); the kernel must call
  * pdl_wait() before it reads or writes anything. Returns the launch's error. */
+/* cluster_x > 1: in clusters of cluster_x consecutive blocks (grid.x a multiple of it). */
 template <typename... P, typename... A>
-cudaError_t launch_dependent(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem,
-                             cudaStream_t s, A &&...args) {
+cudaError_t launch_dependent_clusters(unsigned cluster_x, void (*kernel)(P...), dim3 grid,
+                                      dim3 block, size_t smem, cudaStream_t s, A &&...args) {
     device_info d;
     const bool pdl = LNL_PDL && device_query(&d) == LNL_STATUS_SUCCESS && d.major >= 9;
     cudaLaunchConfig_t cfg{};
@@ -174,12 +175,21 @@ cudaError_t launch_dependent(void (*kernel)(P...), dim3 grid, dim3 block, size_t
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
     cfg.stream = s;
-    cudaLaunchAttribute attr[1];
+    cudaLaunchAttribute attr[2];
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[0].val.programmaticStreamSerializationAllowed = pdl ? 1 : 0;
+    attr[1].id = cudaLaunchAttributeClusterDimension;
+    attr[1].val.clusterDim.x = cluster_x;
+    attr[1].val.clusterDim.y = 1;
+    attr[1].val.clusterDim.z = 1;
     cfg.attrs = attr;
-    cfg.numAttrs = 1;
+    cfg.numAttrs = cluster_x > 1 ? 2 : 1;
     return cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
+}
+template <typename... P, typename... A>
+cudaError_t launch_dependent(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem,
+                             cudaStream_t s, A &&...args) {
+    return launch_dependent_clusters(1, kernel, grid, block, smem, s, std::forward<A>(args)...);
 }
 
 /* ---- workspace: one caller or library buffer carved into 256-byte-aligned regions ---- */

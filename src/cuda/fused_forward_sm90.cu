@@ -9,6 +9,9 @@
  *  - warpgroups 1 and 2: the consumers, 64 rows each, issuing wgmma with both
  *    operands in shared memory. A stage is released on its "empty" mbarrier once both
  *    consumers' wgmma groups on it are done.
+ * In the epilogue form with the pre-pass's statistics at BN = 256, CTAs run in clusters
+ * of two on vertically adjacent tiles, each loading half of each W' slice by TMA multicast
+ * into both (CL, below).
  * LN(x) never reaches global memory. mean/rstd come from a pre-pass (launch_fold_prep,
  * in the same launch as the weight folding where K <= 8192, else launch_ln_forward), or
  * from the kernel itself where N <= 4 BN (below; with several column tiles each sums a
@@ -114,6 +117,32 @@ static bool use_pingpong(int bn, bool stats_inside, int64_t K) {
            K <= env_int64("LNL_CUDA_PINGPONG_MAX_K", PINGPONG_MAX_K);
 }
 
+/* The epilogue form with the pre-pass's statistics at BN = 256 runs in clusters of two
+ * CTAs (CL, session 44): vertically adjacent tiles share their W' slices, each CTA loading
+ * half of each and multicasting it to both (as cuBLAS's 2x1-cluster kernels do), so that
+ * the L2 serves 32 KB instead of 48 KB a stage of the cooperative form (24 instead of 40 KB
+ * a 64-row stage of the ping-pong form). The price: a stage is free only once both CTAs'
+ * consumers have released it, and the form no longer stops early for off-centre rows.
+ * Every large forward runs at the 700 W cap, and there CL holds a 15-30 MHz higher SM
+ * clock. bf16 FUSED forward ms back to back at the cap, medians of three (clocks_ab.py,
+ * session 44 call 1; docs/results/cuda/2026-12-04-session44), cooperative / CL / ping-pong
+ * / ping-pong with CL: 8192,1024,1024 0.0408 / 0.0408 / 0.0422 / 0.0433; 8192,768,3072
+ * 0.0834 / 0.0828 / 0.0871 / 0.0857; 8192,4096,4096 0.4776 / 0.4745 / 0.5124 / 0.5044;
+ * 16384,1024,4096 0.2629 / 0.2590 / 0.2770 / 0.2633. Clusters help the ping-pong form
+ * more (its clock 15-45 MHz up) but not past the cooperative form: its lower clock is
+ * not the L2's traffic alone.
+ * LNL_CUDA_SM90_CLUSTER (read on each call; tests and timing): 0 never; 1 also where a
+ * narrower tile would be taken (pick_bn then keeps 256); unset: wherever the tiles are
+ * 256 wide. -DLNL_SM90_CLUSTER=0: never. */
+#ifndef LNL_SM90_CLUSTER
+#define LNL_SM90_CLUSTER 1
+#endif
+static int64_t cluster_setting() { return env_int64("LNL_CUDA_SM90_CLUSTER", 2); }
+static bool cluster_forced() { return LNL_SM90_CLUSTER && cluster_setting() == 1; }
+static bool use_cluster(int bn, bool stats_inside) {
+    return LNL_SM90_CLUSTER && bn == 256 && !stats_inside && cluster_setting() != 0;
+}
+
 template <int BN, bool PP = false> struct tile_cfg {
     /* 4 x 48 KB (BN = 256), 4 x 40 KB (192; 5 would not fit), 6 x 32 KB (128) */
     static constexpr int STAGES = BN >= 192 ? 4 : 6;
@@ -212,7 +241,7 @@ __device__ __forceinline__ int ld_acquire_gpu(const int *p) {
 /* The kernel's body in either form: FOLD, the epilogue form (B is the folded W', the
  * main loop a plain GEMM of raw x, LN applied per output element in the epilogue), or
  * the transform form (B is W, each x slice normalized in shared memory before wgmma). */
-template <typename T, int BN, int FORM, bool PP>
+template <typename T, int BN, int FORM, bool PP, bool CL>
 __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtensorMap *map_b,
                                          const CUtensorMap *map_y,
                                          float *__restrict__ mean, float *__restrict__ rstd,
@@ -226,6 +255,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                                          bool y_vec16, bool bias_pairs) {
     constexpr bool FOLD = FORM != FORM_TRANSFORM, STATS = FORM == FORM_FOLD_STATS;
     static_assert(!PP || (BN == 256 && FORM == FORM_FOLD), "ping-pong: the epilogue form at BN = 256");
+    static_assert(!CL || (BN == 256 && FORM == FORM_FOLD), "CL: the epilogue form at BN = 256");
     using C = tile_cfg<BN, PP>;
     constexpr int S = C::STAGES;
     extern __shared__ unsigned char smem_raw[];
@@ -247,6 +277,16 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
     const int64_t tiles = tiles_m * tiles_n;
     const int KT = (K + BK - 1) / BK;
     const int wg = threadIdx.x / 128;
+    /* The CTA's work comes in units: a tile, or (CL) a pair of vertically adjacent tiles,
+     * whose two m-tiles the cluster's two CTAs take (rank 0 the upper), both walking the
+     * same units in the same order, so that every W' slice one loads half of is the
+     * other's too (tile_at's order over tiles 2 TILE_M rows high). Where tiles_m is odd,
+     * the last pairs' lower tiles lie past M: their x reads as zeros and nothing of them is
+     * stored, but the CTA still loads its half of W' for the other. */
+    const uint32_t rank = CL ? cluster_rank() : 0;
+    const int64_t pairs_m = (tiles_m + 1) / 2;
+    const int64_t units = CL ? pairs_m * tiles_n : tiles;
+    const int64_t unit0 = CL ? blockIdx.x / 2 : blockIdx.x, ustep = CL ? gridDim.x / 2 : gridDim.x;
     /* STATS: a row's statistics are shared by its tiles_n column tiles (split statistics
      * when tiles_n > 1, below). Their tiles are consecutive in this order, and the host
      * makes the grid a multiple of tiles_n, so the tiles of one row of tiles run in the
@@ -256,6 +296,9 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         if constexpr (STATS) {
             *m0 = b / tiles_n * BM;
             *n0 = (int)(b % tiles_n) * BN;
+        } else if constexpr (CL) {
+            tile_at(b, pairs_m, tiles_n, BN, m0, n0, 2 * C::TILE_M);
+            *m0 += rank * C::TILE_M;
         } else {
             tile_at(b, tiles_m, tiles_n, BN, m0, n0, C::TILE_M);
         }
@@ -264,14 +307,18 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
     if (threadIdx.x == 0) {
         for (int i = 0; i < S; i++) {
             mbar_init(&full[i], 1);
-            mbar_init(&empty[i], PP ? 4 : 8); /* one arrival per consumer warp (PP: of one warpgroup) */
+            /* one arrival per consumer warp (PP: of one warpgroup), CL: of both CTAs, since
+             * each CTA's producer writes half of the stage in the other */
+            mbar_init(&empty[i], (PP ? 4 : 8) * (CL ? 2 : 1));
         }
         mbar_init(verdict_bar, 1);
         *stop = 0;
         *verdict = 0;
         mbar_init_fence();
     }
-    __syncthreads();
+    /* CL: the other CTA's barriers are initialized before anything arrives on them */
+    if constexpr (CL) cluster_sync();
+    else __syncthreads();
 
     /* Stage use number `it` counts K slices over all of this CTA's tiles, in the same
      * order in the producer and the consumers: slot it % S, phase parity (it / S) & 1. */
@@ -283,7 +330,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
             if (y_vec16) tma_prefetch_map(map_y);
             uint32_t it = 0;
             int v = 0; /* FORM_FOLD: the verdict, once read */
-            for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            for (int64_t tile = unit0; tile < units; tile += ustep) {
                 /* FORM_FOLD: once some row is known to be off centre, the transform form
                  * will redo the whole call and the rest of this kernel's work is wasted:
                  * the producer stops at the next tile and tells the consumers through
@@ -297,8 +344,10 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                  * without statistics, and the transform form read whatever mean/rstd
                  * held: with 313 tiles on 132 CTAs, y came out NaN or wrong in the last
                  * round's rows (test_cuda_stats_inside_redo_many_tiles). Off-centre data
-                 * is the rare case; it costs the whole GEMM twice there. */
-                if (FORM == FORM_FOLD && !PP && tile != blockIdx.x) {
+                 * is the rare case; it costs the whole GEMM twice there.
+                 * Nor do PP and CL: a stop reaching one consumer warpgroup (PP) or one CTA
+                 * of the pair (CL) would leave the other waiting for ever. */
+                if (FORM == FORM_FOLD && !PP && !CL && tile != unit0) {
                     if (v == 0) {
                         mbar_wait(verdict_bar, 0);
                         v = *verdict;
@@ -326,9 +375,19 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
                     mbar_wait(&empty[s], ((it / S) & 1) ^ 1);
                     mbar_arrive_expect_tx(&full[s], C::STAGE_BYTES);
                     tma_load_2d(sA + s * C::A_BYTES, map_x, kt * BK, (int32_t)m0, &full[s]);
-                    tma_load_2d(sB + s * C::B_BYTES, map_b, kt * BK, n0, &full[s]);
+                    if constexpr (CL) /* this CTA's half of the W' slice, into both */
+                        tma_load_2d_multicast(sB + s * C::B_BYTES + rank * (BN / 2) * 128, map_b,
+                                              kt * BK, n0 + (int)rank * (BN / 2), &full[s], 0x3);
+                    else
+                        tma_load_2d(sB + s * C::B_BYTES, map_b, kt * BK, n0, &full[s]);
                 }
             }
+            /* CL: the other CTA's consumers arrive on this CTA's empty barriers up to its
+             * last stage; this thread stays (and the CTA's shared memory with it) until
+             * the last S uses are released, so that no arrival reaches an exited CTA */
+            if constexpr (CL)
+                for (uint32_t u = it > (uint32_t)S ? it - S : 0; u < it; u++)
+                    mbar_wait(&empty[u % S], (u / S) & 1);
         } else if (FOLD && threadIdx.x / 32 == 1) {
             /* the pre-pass's verdicts, one word a block of its grid, read beside the
              * first tile's loads; any off-centre row (or overflowed W', f16) sets the flag
@@ -419,8 +478,15 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
      * of the CTA's tiles, as the producer does */
     constexpr int WG_STEP = PP ? 2 : 1;
     uint32_t it0 = PP ? cw * KT : 0;
-    for (int64_t tile = blockIdx.x + (PP ? cw : 0) * (int64_t)gridDim.x; tile < tiles;
-         tile += WG_STEP * (int64_t)gridDim.x, it0 += WG_STEP * KT) {
+    /* a stage's release: one arrival a warp, on both CTAs' barriers with CL */
+    auto release = [&](uint32_t use) {
+        if (lane == 0) {
+            mbar_arrive(&empty[use % S]);
+            if constexpr (CL) mbar_arrive_cluster(&empty[use % S], rank ^ 1);
+        }
+    };
+    for (int64_t tile = unit0 + (PP ? cw : 0) * ustep; tile < units;
+         tile += WG_STEP * ustep, it0 += WG_STEP * KT) {
         int64_t m0;
         int n0;
         tile_of(tile, &m0, &n0);
@@ -627,7 +693,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
          * u from u - 2 (run on the H200, K = 1024: it read the other's stages and the
          * kernel failed with an unspecified launch failure). */
         if constexpr (PP)
-            if (cw == 1 || tile != blockIdx.x) named_bar_sync(4 + cw, 256);
+            if (cw == 1 || tile != unit0) named_bar_sync(4 + cw, 256);
         for (int kt = 0; kt < KT; kt++) {
             const int s = (it0 + kt) % S;
             if constexpr (FOLD) {
@@ -698,7 +764,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
              * stages stayed held and TMA could run only one slice ahead: 0.63 vs 0.61 ms
              * at 8192,4096,4096 and 0.259 vs 0.238 ms at 32768,4096,256 (H200). */
             wgmma_wait<1>();
-            if (kt > 0 && lane == 0) mbar_arrive(&empty[(it0 + kt - 1) % S]);
+            if (kt > 0) release(it0 + kt - 1);
             /* STATS: this slice's statistics, while its group runs, after the previous
              * stage's release (this slice's stage stays held until the next slice's). Before
              * the release, the ~150 instructions of each slice's sums held every stage that
@@ -715,7 +781,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         /* PP: the other warpgroup's turn, if the CTA has a next tile (no arrival is left
          * pending at exit) */
         if constexpr (PP)
-            if (tile + gridDim.x < tiles) named_bar_arrive(5 - cw, 256);
+            if (tile + ustep < units) named_bar_arrive(5 - cw, 256);
         if constexpr (STATS) stats_finish(m0);
         const int64_t wrow = m0 + (PP ? 0 : cw * 64) + warp * 16; /* the warp's first row */
         /* While the last group runs: the transform form loads the next tile's
@@ -774,7 +840,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
         wgmma_wait<0>();
 #pragma unroll
         for (int i = 0; i < BN / 2; i++) fence_regs(acc[i]);
-        if (lane == 0) mbar_arrive(&empty[(it0 + KT - 1) % S]);
+        release(it0 + KT - 1);
 
         /* ---- epilogue: accumulator 4j + {0,1} is row g, columns 8j + 2q + {0,1};
          * 4j + {2,3} the same columns of row g + 8 (of the warp's 16 rows) ---- */
@@ -859,7 +925,7 @@ __device__ __forceinline__ void fwd_body(const CUtensorMap *map_x, const CUtenso
  * The transform form then redoes the whole call with the statistics in mean/rstd.
  * (One kernel branching between the bodies spilled ~300 bytes a thread at BN = 256;
  * each body alone fits ptxas's 168 registers.) */
-template <typename T, int BN, int FORM, bool PP = false>
+template <typename T, int BN, int FORM, bool PP = false, bool CL = false>
 __global__ void __launch_bounds__(THREADS, 1)
 ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_b,
                  const __grid_constant__ CUtensorMap map_y,
@@ -879,12 +945,15 @@ ln_gemm_fwd_sm90(const __grid_constant__ CUtensorMap map_x, const __grid_constan
     /* Read by one thread for the whole CTA: since the overflow flags reach FORM_FOLD at
      * every K, another CTA's warp 1 may set the flag while this CTA starts, and threads
      * reading it apart could take different ways (some into barriers the others left). */
-    if (FORM == FORM_FOLD && __syncthreads_or(threadIdx.x == 0 && *(volatile int *)off_centre != 0))
+    /* (Not CL: the two CTAs of a cluster could read it apart, and one would wait for ever
+     * for the other's half of each W' slice.) */
+    if (FORM == FORM_FOLD && !CL &&
+        __syncthreads_or(threadIdx.x == 0 && *(volatile int *)off_centre != 0))
         return;
     if (FORM == FORM_TRANSFORM && cd && *off_centre == 0) return;
-    fwd_body<T, BN, FORM, PP>(&map_x, &map_b, &map_y, mean, rstd, gamma, beta, bias, cd, off_centre,
-                          block_flags, flag_blocks, eps, spart, scount, y,
-                          M, K, N, y_pairs, y_vec16, bias_pairs);
+    fwd_body<T, BN, FORM, PP, CL>(&map_x, &map_b, &map_y, mean, rstd, gamma, beta, bias, cd,
+                                  off_centre, block_flags, flag_blocks, eps, spart, scount, y, M,
+                                  K, N, y_pairs, y_vec16, bias_pairs);
 #endif
 }
 
@@ -929,8 +998,10 @@ namespace {
 struct fwd_operands {
     CUtensorMap mx, mw, mwf;
     CUtensorMap mx64; /* x in boxes of 64 rows, for the ping-pong form */
+    CUtensorMap mwf_half; /* W' in boxes of BN / 2 rows, for clusters */
     CUtensorMap my;   /* y in boxes of 16 rows x 64 columns (TMA stores), where y_vec16 */
     bool pp;          /* the ping-pong form (use_pingpong, decided once a call) */
+    bool cl;          /* in clusters of two (use_cluster) */
     float *mean, *rstd; /* outputs too, with stats_inside */
     const float *cd;
     int *off_centre;
@@ -959,11 +1030,41 @@ template <typename T, int BN> constexpr auto fold_stats_kernel() {
  * record of its own, a bit a device. */
 template <typename T, int BN> cudaError_t raise_width_smem_limit(int device, bool again) {
     for (auto *k : {ln_gemm_fwd_sm90<T, BN, FORM_TRANSFORM>, ln_gemm_fwd_sm90<T, BN, FORM_FOLD>,
-                    fold_stats_kernel<T, BN>(), ln_gemm_fwd_sm90<T, BN, FORM_FOLD, BN == 256>}) {
+                    fold_stats_kernel<T, BN>(), ln_gemm_fwd_sm90<T, BN, FORM_FOLD, BN == 256>,
+                    ln_gemm_fwd_sm90<T, BN, FORM_FOLD, false, BN == 256>,
+                    ln_gemm_fwd_sm90<T, BN, FORM_FOLD, BN == 256, BN == 256>}) {
         const cudaError_t e = raise_smem_limit((const void *)k, tile_cfg<BN>::SMEM, device, again);
         if (e != cudaSuccess) return e;
     }
     return cudaSuccess;
+}
+
+/* Clusters of two of kernel k resident at once (at least one), asked once per device:
+ * the persistent grid of the CL forms has no more, so that none waits for another's
+ * CTAs to finish (session 8's probe found 66 on the H200's 132 SMs). One record for the
+ * two CL kernels of a dtype (their pointers share a type): each holds one CTA an SM. */
+template <typename Kernel> int64_t max_clusters(Kernel k, size_t smem, const device_info &d) {
+    static std::atomic<int> cache[64];
+    std::atomic<int> *slot = d.device >= 0 && d.device < 64 ? &cache[d.device] : nullptr;
+    int n = slot ? slot->load(std::memory_order_relaxed) : 0;
+    if (n > 0) return n;
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(2 * (unsigned)d.sm_count);
+    cfg.blockDim = dim3(THREADS);
+    cfg.dynamicSmemBytes = smem;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 2;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    if (cudaOccupancyMaxActiveClusters(&n, k, &cfg) != cudaSuccess || n <= 0) {
+        (void)cudaGetLastError();
+        return std::max(1, d.sm_count / 2); /* not kept: asked again next call */
+    }
+    if (slot) slot->store(n, std::memory_order_relaxed);
+    return n;
 }
 
 template <typename T, int BN>
@@ -1006,18 +1107,22 @@ cudaError_t launch_body(const fwd_operands &o, int64_t M, int64_t K, int64_t N,
     if (o.cd) {
         /* the ping-pong form: tiles of 64 rows (x's map in 64-row boxes), its own ring */
         using CP = tile_cfg<BN, BN == 256>;
-        const bool pp = BN == 256 && o.pp;
+        const bool pp = BN == 256 && o.pp, cl = BN == 256 && o.cl;
         auto *k = o.stats_inside ? fold_stats_kernel<T, BN>()
-                  : pp           ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD, BN == 256>
-                                 : ln_gemm_fwd_sm90<T, BN, FORM_FOLD>;
-        const int64_t tiles_pp = ((M + CP::TILE_M - 1) / CP::TILE_M) * tiles_n;
-        const int64_t g1 = pp ? std::min<int64_t>(tiles_pp, d.sm_count) : grid;
-        const cudaError_t e =
-            launch_dependent(k, dim3((unsigned)g1), dim3(THREADS), pp ? CP::SMEM : C::SMEM, s,
-                             pp ? o.mx64 : o.mx, o.mwf, o.my, o.mean,
-                             o.rstd, g, b, bi, o.cd, o.off_centre, o.block_flags, o.flag_blocks,
-                             o.eps, o.spart, o.scount, (T *)o.y, M, (int)K,
-                             (int)N, y_pairs, y_vec16, bias_pairs);
+                  : pp ? (cl ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD, BN == 256, BN == 256>
+                             : ln_gemm_fwd_sm90<T, BN, FORM_FOLD, BN == 256>)
+                       : (cl ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD, false, BN == 256>
+                             : ln_gemm_fwd_sm90<T, BN, FORM_FOLD>);
+        const int64_t tiles_m1 = pp ? (M + CP::TILE_M - 1) / CP::TILE_M : (M + BM - 1) / BM;
+        /* CL: a cluster a pair of tiles, as many clusters as fit at once (fwd_body) */
+        const int64_t g1 = cl ? 2 * std::min<int64_t>((tiles_m1 + 1) / 2 * tiles_n,
+                                                      max_clusters(k, pp ? CP::SMEM : C::SMEM, d))
+                              : std::min<int64_t>(tiles_m1 * tiles_n, d.sm_count);
+        const cudaError_t e = launch_dependent_clusters(
+            cl ? 2 : 1, k, dim3((unsigned)g1), dim3(THREADS), pp ? CP::SMEM : C::SMEM, s,
+            pp ? o.mx64 : o.mx, cl ? o.mwf_half : o.mwf, o.my, o.mean, o.rstd, g, b, bi, o.cd,
+            o.off_centre, o.block_flags, o.flag_blocks, o.eps, o.spart, o.scount, (T *)o.y, M,
+            (int)K, (int)N, y_pairs, y_vec16, bias_pairs);
         if (e != cudaSuccess) return e;
         *launched = true;
     }
@@ -1097,10 +1202,12 @@ int64_t fused_forward_sm90_split_rows(int64_t M, int64_t K, int64_t N) {
 /* The width of this call's tiles (tile_width.cuh): sm90_column_bn, which the statistics'
  * forms and their workspace count columns of, or narrower where 256-wide tiles leave the
  * persistent grid's last round mostly empty, except where the statistics come from the
- * kernel or the ping-pong form is asked for. LNL_CUDA_SM90_BN=128, 192 or 256 (read on each
- * call; for tests and timing) takes that width wherever a narrower one could be taken. */
+ * kernel, the ping-pong form is asked for or clusters are forced. LNL_CUDA_SM90_BN=128, 192
+ * or 256 (read on each call; for tests and timing) takes that width wherever a narrower one
+ * could be taken. */
 static int pick_bn(int64_t M, int64_t K, int64_t N, int sms) {
-    const bool keep = fused_forward_sm90_stats_inside(K, N) || use_pingpong(256, false, K);
+    const bool keep =
+        fused_forward_sm90_stats_inside(K, N) || use_pingpong(256, false, K) || cluster_forced();
     return sm90_pick_bn(M, N, sms, keep, env_int64("LNL_CUDA_SM90_BN", 0));
 }
 
@@ -1148,6 +1255,9 @@ cudaError_t launch_fused_forward_sm90(lnl_dtype dt, const void *x, const float *
     o.pp = fold.cd && use_pingpong(bn, o.stats_inside, K);
     o.mx64 = o.mx;
     if (o.pp && !make_map(enc, &o.mx64, dt, x, M, K, 64)) return cudaSuccess;
+    o.cl = fold.cd && use_cluster(bn, o.stats_inside);
+    o.mwf_half = o.mwf;
+    if (o.cl && !make_map(enc, &o.mwf_half, dt, fold.wfold, N, K, bn / 2)) return cudaSuccess;
     o.spart = (float4 *)fold.split_part, o.scount = fold.split_count;
     if (o.stats_inside && (N + bn - 1) / bn > 1 && (!o.spart || !o.scount)) return cudaErrorInvalidValue;
     o.gamma = gamma, o.beta = beta, o.bias = bias, o.y = y;

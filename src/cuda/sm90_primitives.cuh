@@ -48,6 +48,20 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t *bar, uint32_t by
                  : "memory");
 #endif
 }
+/* Arrives on the barrier at bar's offset in the shared memory of cluster CTA `rank`
+ * (mapa gives that CTA's address of it), with the instruction's default semantics (release,
+ * CTA scope), as CUTLASS's cluster pipelines release a stage. Session 7's clusters with
+ * cluster-scope arrivals and waits ran 1.6-1.7x slower than session 8's at the default
+ * scope (docs/results/cuda/2026-11-30-sm90-variants.md, variants 18 and 18b). */
+__device__ __forceinline__ void mbar_arrive_cluster(uint64_t *bar, uint32_t rank) {
+#if LNL_SM90A
+    uint32_t remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+                 : "=r"(remote)
+                 : "r"(smem_addr(bar)), "r"(rank));
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+#endif
+}
 /* Blocks until the phase of parity `parity` has completed. A fresh barrier is in phase
  * 0, so waiting for parity 1 returns at once (the producer's first pass). */
 __device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity) {
@@ -70,6 +84,19 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, i
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
         " [%0], [%1, {%2, %3}], [%4];" ::"r"(smem_addr(dst)),
         "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(smem_addr(bar))
+        : "memory");
+#endif
+}
+/* tma_load_2d's box into the same shared-memory offset of every CTA of the cluster whose bit
+ * is set in cta_mask, each completing on its own barrier at bar's offset. */
+__device__ __forceinline__ void tma_load_2d_multicast(void *dst, const CUtensorMap *map,
+                                                      int32_t c0, int32_t c1, uint64_t *bar,
+                                                      uint16_t cta_mask) {
+#if LNL_SM90A
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+        ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(smem_addr(dst)),
+        "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(smem_addr(bar)), "h"(cta_mask)
         : "memory");
 #endif
 }
@@ -178,6 +205,23 @@ template <int R> __device__ __forceinline__ void regs_dealloc() {
 template <int R> __device__ __forceinline__ void regs_alloc() {
 #if LNL_SM90A
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(R));
+#endif
+}
+
+/* ---- thread-block clusters ---- */
+__device__ __forceinline__ uint32_t cluster_rank() {
+    uint32_t r = 0;
+#if LNL_SM90A
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+#endif
+    return r;
+}
+/* Every thread of every CTA of the cluster: what each wrote before (its barriers' init
+ * included) is visible to the others after. */
+__device__ __forceinline__ void cluster_sync() {
+#if LNL_SM90A
+    asm volatile("barrier.cluster.arrive.release.aligned;\n"
+                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
 #endif
 }
 

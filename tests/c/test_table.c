@@ -51,6 +51,10 @@ static const char *g_name[N_G] = {"dx", "dln_weight", "dln_bias", "dlinear_weigh
 #define F_BN128 128 /* narrower tiles at N > 256, taken only where they fill the SMs better */
 #define F_DX_COOP 256 /* run under LNL_CUDA_DX_FORM=0: the dx epilogue's cooperative form,
                          which the library takes only when asked to */
+#define F_CLUSTER 512 /* run under LNL_CUDA_SM90_CLUSTER=1: the Hopper forward's epilogue form
+                         in clusters of two CTAs (with F_PINGPONG: its ping-pong form) where
+                         its tiles would be narrower than 256 (F_NO_CLUSTER: =0, never) */
+#define F_NO_CLUSTER 1024
 #define OFFSET_F16_LIMIT 2
 #define OFFSET_TINY_SPREAD 3
 
@@ -139,7 +143,7 @@ static const shape_t shapes[] = {
      * 132 x 3 tiles of 64 rows, which its warpgroups take in turn; K = 136 is three
      * slices, not a multiple of the four ring stages, so the stage sequence wraps inside
      * tiles. */
-    {8448, 136, 520, 0, 0, F_QUICK | F_HOPPER | F_PINGPONG},
+    {8448, 136, 520, 0, 0, F_QUICK | F_HOPPER | F_PINGPONG | F_NO_CLUSTER},
     /* ... and K = 1024, 16 slices, more than twice the ring, on 66 x 3 tiles of 64 rows: a
      * ping-pong warpgroup that waited for its tile's stages while the other was still in
      * its main loop took a slot's earlier use for its own (parity waits; session 22's
@@ -147,6 +151,19 @@ static const shape_t shapes[] = {
      * default) at the same shape: 66 x 3 tiles of 128 rows on fewer CTAs than SMs. */
     {4224, 1024, 520, 0, 0, F_QUICK | F_HOPPER | F_PINGPONG},
     {4224, 1024, 520, 0, 0, F_HOPPER},
+    /* ... both forms in clusters of two CTAs sharing W' slices (the default at 256-wide
+     * tiles; above, the ping-pong form's rows without them, then with them): 65 tiles of
+     * 64 rows (33 of 128) down M, an odd count, so the last pairs' lower tiles lie past M
+     * and only load their half of W' for the other CTA; 33 x 3 pairs on 66 clusters (17 x
+     * 3 in the cooperative form). 600,264,520: 5 tiles down M, the quick set's (for the
+     * sanitizers). 8448,136,520 with 1e3 rows: the cluster form runs to its end (it never
+     * stops early) and the transform form redoes the call. 8448,136,1024 on 66 x 4 tiles of
+     * 256 columns, which pick_bn takes there: the cooperative form without clusters. */
+    {4160, 1024, 520, 0, 0, F_HOPPER | F_PINGPONG | F_CLUSTER},
+    {4160, 1024, 520, 0, 0, F_HOPPER | F_CLUSTER},
+    {600, 264, 520, 0, 0, F_QUICK | F_HOPPER | F_CLUSTER},
+    {8448, 136, 520, 1, 0, F_HOPPER | F_PINGPONG | F_CLUSTER},
+    {8448, 136, 1024, 0, 0, F_HOPPER | F_NO_CLUSTER},
     /* Narrower tiles at N > 256 (pick_bn in fused_forward_sm90.cu; session 29), both
      * forms: 300,136,776 on 3 x 5 tiles of 192 columns, the last 8 wide, K's three slices
      * the last partial, y through TMA stores; 300,72,580 with 1e3 rows (the transform form
@@ -880,16 +897,19 @@ int main(int argc, char **argv) {
             tcase c;
             case_setup(&c, &shapes[si], dtypes[di], dev, 1000 * si + di + 1);
             /* the library reads these on each call; the caller's own settings come back after */
-            env_override split, pingpong, bn, dx_form;
+            env_override split, pingpong, bn, dx_form, cluster;
             env_set(&split, "LNL_CUDA_SPLIT_STATS_MIN_K", "0", shapes[si].flags & F_SPLIT);
             env_set(&pingpong, "LNL_CUDA_PINGPONG_MAX_K", "65536", shapes[si].flags & F_PINGPONG);
             env_set(&bn, "LNL_CUDA_SM90_BN", shapes[si].flags & F_BN128 ? "128" : "192",
                     shapes[si].flags & (F_BN192 | F_BN128));
             env_set(&dx_form, "LNL_CUDA_DX_FORM", "0", shapes[si].flags & F_DX_COOP);
+            env_set(&cluster, "LNL_CUDA_SM90_CLUSTER", shapes[si].flags & F_CLUSTER ? "1" : "0",
+                    shapes[si].flags & (F_CLUSTER | F_NO_CLUSTER));
             for (size_t k = 0; k < 4; k++)
                 if (supported[di][k] && !(no_auto && strats[k] == LNL_STRATEGY_AUTO) &&
                     (only_strategy < 0 || strats[k] == (lnl_strategy)only_strategy))
                     run_case(&c, strats[k]);
+            env_restore(&cluster);
             env_restore(&dx_form);
             env_restore(&bn);
             env_restore(&pingpong);
