@@ -148,22 +148,25 @@ static const shape_t shapes[] = {
      * ping-pong warpgroup that waited for its tile's stages while the other was still in
      * its main loop took a slot's earlier use for its own (parity waits; session 22's
      * first run of the form failed this way at K = 1024). The cooperative form (the
-     * default) at the same shape: 66 x 3 tiles of 128 rows on fewer CTAs than SMs. */
+     * default) at the same shape: 33 x 3 tiles of 128 x 192 (pick_bn's width there) on
+     * fewer CTAs than SMs. */
     {4224, 1024, 520, 0, 0, F_QUICK | F_HOPPER | F_PINGPONG},
     {4224, 1024, 520, 0, 0, F_HOPPER},
     /* ... both forms in clusters of two CTAs sharing W' slices (the default at 256-wide
      * tiles; above, the ping-pong form's rows without them, then with them): 65 tiles of
      * 64 rows (33 of 128) down M, an odd count, so the last pairs' lower tiles lie past M
      * and only load their half of W' for the other CTA; 33 x 3 pairs on 66 clusters (17 x
-     * 3 in the cooperative form). 600,264,520: 5 tiles down M, the quick set's (for the
-     * sanitizers). 8448,136,520 with 1e3 rows: the cluster form runs to its end (it never
-     * stops early) and the transform form redoes the call. 8448,136,1024 on 66 x 4 tiles of
-     * 256 columns, which pick_bn takes there: the cooperative form without clusters. */
-    {4160, 1024, 520, 0, 0, F_HOPPER | F_PINGPONG | F_CLUSTER},
-    {4160, 1024, 520, 0, 0, F_HOPPER | F_CLUSTER},
+     * 3 in the cooperative form); K's 5 slices wrap the 4-stage ring inside tiles (session
+     * 44's call 2 ran these two rows at K = 1024). 600,264,520: 5 tiles down M, the quick
+     * set's (for the sanitizers). 8448,136,520 with 1e3 rows: the cluster form runs to its
+     * end (it never stops early) and the transform form redoes the call. 8448,72,1024 on 66
+     * x 4 tiles of 256 columns, which pick_bn takes there: the cooperative form without
+     * clusters. */
+    {4160, 264, 520, 0, 0, F_HOPPER | F_PINGPONG | F_CLUSTER},
+    {4160, 264, 520, 0, 0, F_HOPPER | F_CLUSTER},
     {600, 264, 520, 0, 0, F_QUICK | F_HOPPER | F_CLUSTER},
     {8448, 136, 520, 1, 0, F_HOPPER | F_PINGPONG | F_CLUSTER},
-    {8448, 136, 1024, 0, 0, F_HOPPER | F_NO_CLUSTER},
+    {8448, 72, 1024, 0, 0, F_HOPPER | F_NO_CLUSTER},
     /* Narrower tiles at N > 256 (pick_bn in fused_forward_sm90.cu; session 29), both
      * forms: 300,136,776 on 3 x 5 tiles of 192 columns, the last 8 wide, K's three slices
      * the last partial, y through TMA stores; 300,72,580 with 1e3 rows (the transform form
