@@ -1039,10 +1039,12 @@ template <typename T, int BN> cudaError_t raise_width_smem_limit(int device, boo
     return cudaSuccess;
 }
 
-/* Clusters of two of kernel k resident at once (at least one), asked once per device:
- * the persistent grid of the CL forms has no more, so that none waits for another's
- * CTAs to finish (session 8's probe found 66 on the H200's 132 SMs). One record for the
- * two CL kernels of a dtype (their pointers share a type): each holds one CTA an SM. */
+/* Clusters of two of kernel k resident at once, asked once per device: the persistent
+ * grid of the CL forms has no more, so that none waits for another's CTAs to finish
+ * (session 8's probe found 66 on the H200's 132 SMs). 0 where the query fails or the
+ * device cannot place a pair of these CTAs (an answer not kept, asked again next call):
+ * the call then runs without clusters rather than fail to launch. One record for the two
+ * CL kernels of a dtype (their pointers share a type): each holds one CTA an SM. */
 template <typename Kernel> int64_t max_clusters(Kernel k, size_t smem, const device_info &d) {
     static std::atomic<int> cache[64];
     std::atomic<int> *slot = d.device >= 0 && d.device < 64 ? &cache[d.device] : nullptr;
@@ -1061,7 +1063,7 @@ template <typename Kernel> int64_t max_clusters(Kernel k, size_t smem, const dev
     cfg.numAttrs = 1;
     if (cudaOccupancyMaxActiveClusters(&n, k, &cfg) != cudaSuccess || n <= 0) {
         (void)cudaGetLastError();
-        return std::max(1, d.sm_count / 2); /* not kept: asked again next call */
+        return 0;
     }
     if (slot) slot->store(n, std::memory_order_relaxed);
     return n;
@@ -1107,19 +1109,22 @@ cudaError_t launch_body(const fwd_operands &o, int64_t M, int64_t K, int64_t N,
     if (o.cd) {
         /* the ping-pong form: tiles of 64 rows (x's map in 64-row boxes), its own ring */
         using CP = tile_cfg<BN, BN == 256>;
-        const bool pp = BN == 256 && o.pp, cl = BN == 256 && o.cl;
-        auto *k = o.stats_inside ? fold_stats_kernel<T, BN>()
-                  : pp ? (cl ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD, BN == 256, BN == 256>
-                             : ln_gemm_fwd_sm90<T, BN, FORM_FOLD, BN == 256>)
-                       : (cl ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD, false, BN == 256>
-                             : ln_gemm_fwd_sm90<T, BN, FORM_FOLD>);
-        const int64_t tiles_m1 = pp ? (M + CP::TILE_M - 1) / CP::TILE_M : (M + BM - 1) / BM;
+        const bool pp = BN == 256 && o.pp;
+        const size_t smem = pp ? CP::SMEM : C::SMEM;
+        auto *kcl = pp ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD, BN == 256, BN == 256>
+                       : ln_gemm_fwd_sm90<T, BN, FORM_FOLD, false, BN == 256>;
         /* CL: a cluster a pair of tiles, as many clusters as fit at once (fwd_body) */
-        const int64_t g1 = cl ? 2 * std::min<int64_t>((tiles_m1 + 1) / 2 * tiles_n,
-                                                      max_clusters(k, pp ? CP::SMEM : C::SMEM, d))
+        const int64_t clusters = BN == 256 && o.cl ? max_clusters(kcl, smem, d) : 0;
+        const bool cl = clusters > 0;
+        auto *k = o.stats_inside ? fold_stats_kernel<T, BN>()
+                  : cl           ? kcl
+                  : pp           ? ln_gemm_fwd_sm90<T, BN, FORM_FOLD, BN == 256>
+                                 : ln_gemm_fwd_sm90<T, BN, FORM_FOLD>;
+        const int64_t tiles_m1 = pp ? (M + CP::TILE_M - 1) / CP::TILE_M : (M + BM - 1) / BM;
+        const int64_t g1 = cl ? 2 * std::min<int64_t>((tiles_m1 + 1) / 2 * tiles_n, clusters)
                               : std::min<int64_t>(tiles_m1 * tiles_n, d.sm_count);
         const cudaError_t e = launch_dependent_clusters(
-            cl ? 2 : 1, k, dim3((unsigned)g1), dim3(THREADS), pp ? CP::SMEM : C::SMEM, s,
+            cl ? 2 : 1, k, dim3((unsigned)g1), dim3(THREADS), smem, s,
             pp ? o.mx64 : o.mx, cl ? o.mwf_half : o.mwf, o.my, o.mean, o.rstd, g, b, bi, o.cd,
             o.off_centre, o.block_flags, o.flag_blocks, o.eps, o.spart, o.scount, (T *)o.y, M,
             (int)K, (int)N, y_pairs, y_vec16, bias_pairs);
