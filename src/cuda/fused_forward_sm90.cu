@@ -129,7 +129,7 @@ static bool use_pingpong(int bn, bool stats_inside, int64_t K) {
  * / ping-pong with CL: 8192,1024,1024 0.0408 / 0.0408 / 0.0422 / 0.0433; 8192,768,3072
  * 0.0834 / 0.0828 / 0.0871 / 0.0857; 8192,4096,4096 0.4776 / 0.4745 / 0.5124 / 0.5044;
  * 16384,1024,4096 0.2629 / 0.2590 / 0.2770 / 0.2633. Clusters make the ping-pong form
- * 1.6-4.9% faster at three of these (its clock 15-60 MHz up) and 2.6% slower at
+ * 1.6-4.9% faster at three of these (its clock 15-45 MHz up) and 2.6% slower at
  * 8192,1024,1024, and leave it 1.7-6.3% behind the cooperative form with clusters: its
  * lower clock is not the L2's traffic alone.
  * LNL_CUDA_SM90_CLUSTER (read on each call; tests and timing): 0 never; 1 also where a
