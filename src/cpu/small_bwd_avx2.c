@@ -1,8 +1,8 @@
 /* AVX2 backward for tiny f32 problems with short rows (K <= 16), beside the forward of
  * small_avx2.c. The generic path (small_tmpl.h) walks every gradient element by element
  * and spent ~2.1 us at M=16, K=8, N=16, more than the reference (1.8); this takes 0.4.
- * Here a row of K values is
- * one or two vectors (masked past K), and rows go in blocks of eight:
+ * Here a row of K values is one or two vectors (masked past K), and rows go in blocks
+ * of eight:
  *   dxhat[r]  = sum_n dy[r,n] W[n,:]        one W row load serves the block's 8 rows;
  *   dW[n,:]  += sum_r dy[r,n] LN(x)[r,:]    added to memory once a block, not once a row;
  *   dgamma, dbeta, dbias                    summed in registers.
