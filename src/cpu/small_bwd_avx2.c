@@ -39,13 +39,17 @@ static __m256i lanes(int64_t n) {
  *   put:    the lanes past the row write junk into the next row's first values, which
  *           that row's own store, always later (rows go in order), overwrites. */
 static inline void add_to(float *p, __m256 v, __m256i m, const float *end) {
-    if (p + 8 <= end) _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), v));
-    else _mm256_maskstore_ps(p, m, _mm256_add_ps(_mm256_maskload_ps(p, m), v));
+    if (p + 8 <= end)
+        _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), v));
+    else
+        _mm256_maskstore_ps(p, m, _mm256_add_ps(_mm256_maskload_ps(p, m), v));
 }
 
 static inline void put(float *p, __m256 v, __m256i m, const float *end) {
-    if (p + 8 <= end) _mm256_storeu_ps(p, v);
-    else _mm256_maskstore_ps(p, m, v);
+    if (p + 8 <= end)
+        _mm256_storeu_ps(p, v);
+    else
+        _mm256_maskstore_ps(p, m, v);
 }
 
 /* What one call shares between its row blocks. */
@@ -70,7 +74,8 @@ static inline __attribute__((always_inline)) void block(tb_ctx *t, int64_t m0, c
     float *dx = a->dx, *dw = a->dlinear_weight, *dbias = a->dlinear_bias;
     __m256 xh[TB_ROWS][2], ln[TB_ROWS][2], dxh[TB_ROWS][2];
     float rs[TB_ROWS] = {0};
-    for (int r = 0; r < TB_ROWS; r++) xh[r][0] = xh[r][1] = _mm256_setzero_ps(); /* quiets -Wmaybe-uninitialized */
+    for (int r = 0; r < TB_ROWS; r++)
+        xh[r][0] = xh[r][1] = _mm256_setzero_ps(); /* quiets -Wmaybe-uninitialized */
     if (t->need_stats)
         for (int r = 0; r < rows; r++) {
             const float *xr = x + (m0 + r) * K;
@@ -85,8 +90,9 @@ static inline __attribute__((always_inline)) void block(tb_ctx *t, int64_t m0, c
             for (int c = 0; c < NC; c++) {
                 __m256 v = _mm256_maskload_ps(xr + 8 * c, t->mk[c]);
                 /* lanes past K: zero (x - mean would not be), so LN(x) is zero there too */
-                xh[r][c] = _mm256_and_ps(_mm256_mul_ps(_mm256_sub_ps(v, _mm256_set1_ps(mu)), _mm256_set1_ps(s)),
-                                         _mm256_castsi256_ps(t->mk[c]));
+                xh[r][c] = _mm256_and_ps(
+                    _mm256_mul_ps(_mm256_sub_ps(v, _mm256_set1_ps(mu)), _mm256_set1_ps(s)),
+                    _mm256_castsi256_ps(t->mk[c]));
             }
         }
     if (dw) {
@@ -106,18 +112,21 @@ static inline __attribute__((always_inline)) void block(tb_ctx *t, int64_t m0, c
         int64_t n = 0;
         for (; n + 8 <= N; n += 8) {
             __m256 acc = _mm256_loadu_ps(dbias + n);
-            for (int r = 0; r < rows; r++) acc = _mm256_add_ps(acc, _mm256_loadu_ps(dyb + r * N + n));
+            for (int r = 0; r < rows; r++)
+                acc = _mm256_add_ps(acc, _mm256_loadu_ps(dyb + r * N + n));
             _mm256_storeu_ps(dbias + n, acc);
         }
         for (; n < N; n++) {
             float s = dbias[n];
-            for (int r = 0; r < rows; r++) s += dyb[r * N + n];
+            for (int r = 0; r < rows; r++)
+                s += dyb[r * N + n];
             dbias[n] = s;
         }
     }
     if (!t->need_rows) return;
     for (int r = 0; r < rows; r++)
-        for (int c = 0; c < NC; c++) dxh[r][c] = _mm256_setzero_ps();
+        for (int c = 0; c < NC; c++)
+            dxh[r][c] = _mm256_setzero_ps();
     for (int64_t n = 0; n < N; n++)
         for (int c = 0; c < NC; c++) {
             __m256 wn = _mm256_maskload_ps(w + n * K + 8 * c, t->mk[c]);
@@ -158,22 +167,27 @@ int lnl_cpu_small_backward_f32_avx2(const lnl_bwd_args *a) {
     t.mk[0] = lanes(K < 8 ? K : 8);
     t.mk[1] = lanes(K > 8 ? K - 8 : 0);
     t.inv_k = _mm256_set1_ps(1.0f / (float)K);
-    for (int c = 0; c < 2; c++) {
-        t.gam[c] = gamma ? _mm256_maskload_ps(gamma + 8 * c, t.mk[c]) : _mm256_set1_ps(1.0f);
-        t.bet[c] = beta ? _mm256_maskload_ps(beta + 8 * c, t.mk[c]) : _mm256_setzero_ps();
+    for (int c = 0; c < 2; c++) { /* gamma + 8 only where K > 8: no pointer past the array */
+        t.gam[c] =
+            gamma && c < nc ? _mm256_maskload_ps(gamma + 8 * c, t.mk[c]) : _mm256_set1_ps(1.0f);
+        t.bet[c] = beta && c < nc ? _mm256_maskload_ps(beta + 8 * c, t.mk[c]) : _mm256_setzero_ps();
         t.sum_dg[c] = t.sum_db[c] = _mm256_setzero_ps();
     }
     if (dw)
-        for (int64_t q = 0; q < N * K; q++) dw[q] = 0;
+        for (int64_t q = 0; q < N * K; q++)
+            dw[q] = 0;
     if (dbias)
-        for (int64_t n = 0; n < N; n++) dbias[n] = 0;
+        for (int64_t n = 0; n < N; n++)
+            dbias[n] = 0;
     const int64_t full = M / TB_ROWS * TB_ROWS;
     const int tail = (int)(M - full);
     if (nc == 1) {
-        for (int64_t m0 = 0; m0 < full; m0 += TB_ROWS) block(&t, m0, TB_ROWS, 1);
+        for (int64_t m0 = 0; m0 < full; m0 += TB_ROWS)
+            block(&t, m0, TB_ROWS, 1);
         if (tail) block(&t, full, tail, 1);
     } else {
-        for (int64_t m0 = 0; m0 < full; m0 += TB_ROWS) block(&t, m0, TB_ROWS, 2);
+        for (int64_t m0 = 0; m0 < full; m0 += TB_ROWS)
+            block(&t, m0, TB_ROWS, 2);
         if (tail) block(&t, full, tail, 2);
     }
     for (int c = 0; c < nc; c++) {
