@@ -30,8 +30,8 @@ static __m256i lanes(int64_t n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-/* Stores of a row's last, partial vector. A masked store (vmaskmovps) costs several
- * times a plain one on AMD cores (64,16,64's backward: 9.7 us with masked stores, 6.7
+/* Stores of a row's last, partial vector. Masked stores (vmaskmovps) are slow on this
+ * project's AMD Zen 4 (64,16,64's backward: 9.7 us with masked stores, 6.7
  * without), so a partial vector is stored whole wherever its 8 lanes stay inside the
  * buffer, and masked only at the buffer's end:
  *   add_to: the lanes past the row hold zeros, so the next row's values are written
