@@ -24,8 +24,8 @@
  *    NULL, dln_bias with ln_bias NULL; a pointer not aligned to its element size; an
  *    output (or the workspace) overlapping any other buffer.
  *  - UNSUPPORTED: a device, dtype or strategy this build cannot serve (lnl_check tells
- *    in advance): CUDA in a CPU-only build or without a GPU; BF16/F16 on the CPU;
- *    F64 or REFERENCE on CUDA.
+ *    in advance): CUDA in a CPU-only build or without a GPU; F64 or REFERENCE on
+ *    CUDA.
  *  - WORKSPACE_TOO_SMALL: a non-NULL workspace below the queried size.
  *  - OUT_OF_MEMORY: workspace NULL and the library's own allocation failed.
  *
@@ -64,7 +64,10 @@ typedef enum {
 } lnl_status;
 
 /* Storage type of x, y, all parameters, ln_out and all gradients. Arithmetic
- * accumulates in float64 for F64 and in float32 otherwise. */
+ * accumulates in float64 for F64 and in float32 otherwise. On the CPU, BF16 and F16
+ * are storage only: every value is widened to float where it is read, all arithmetic
+ * is float32 (the normalized activation included, never rounded to 16 bits unless
+ * ln_out is written), and each output is rounded once, to nearest even. */
 typedef enum { LNL_DTYPE_F32 = 0, LNL_DTYPE_F64 = 1, LNL_DTYPE_BF16 = 2, LNL_DTYPE_F16 = 3 } lnl_dtype;
 
 /* Where the buffers live and the work runs. */
@@ -78,7 +81,7 @@ typedef enum { LNL_DEVICE_CPU = 0, LNL_DEVICE_CUDA = 1 } lnl_device;
  *             each row's mean in float32: the error grows with |mean| * rstd, so a
  *             call with a row past 64 (bf16/f16; 16 in F32) is computed the other way.
  *  UNFUSED:   LayerNorm writes its whole M x K output, then a separate GEMM reads it.
- *  REFERENCE: plain loops accumulating in float64 (CPU, F32/F64): the test oracle.
+ *  REFERENCE: plain loops accumulating in float64 (CPU, any dtype): the test oracle.
  *  AUTO:      the faster of FUSED and UNFUSED for the problem, chosen for the forward
  *             and the backward separately (lnl_resolve_strategy and
  *             lnl_resolve_backward_strategy say which): the backward of either needs
@@ -163,7 +166,7 @@ LNL_API size_t lnl_forward_workspace_size(const lnl_problem *p);
 LNL_API size_t lnl_backward_workspace_size(const lnl_problem *p);
 
 /* Validates p alone: INVALID_ARGUMENT for a malformed problem, UNSUPPORTED when
- * this build or device cannot serve it (e.g. CUDA in a CPU-only build, BF16 on CPU). */
+ * this build or device cannot serve it (e.g. CUDA in a CPU-only build, F64 on CUDA). */
 LNL_API lnl_status lnl_check(const lnl_problem *p);
 
 /* A short English name of status; never NULL, also for unknown values. */

@@ -1,10 +1,14 @@
-/* Backward for one dtype, instantiated by backward.c (T, SUF, STATS and DX_COLSUMS
- * defined; DX_COLSUMS is the ISA's one-visit row pass or NULL).
+/* Backward for one dtype, instantiated by backward.c (T, SUF, STATS, DX_COLSUMS and
+ * HALF defined; DX_COLSUMS is the ISA's one-visit row pass or NULL, HALF whether the
+ * instance also serves 16-bit storage).
  *   dW = dy^T @ LN(x)  (FUSED: LN applied while packing B; UNFUSED: from an M x K buffer)
  *   db = column sums of dy
  *   dxhat = dy @ W, then dx per row and dgamma/dbeta per column.
  * FUSED walks row blocks of w->rb rows so that dxhat never exists whole; UNFUSED
- * computes all of dxhat first. Both sum dgamma/dbeta per block of rb rows, in order. */
+ * computes all of dxhat first. Both sum dgamma/dbeta per block of rb rows, in order.
+ * 16-bit problems (float instance): the GEMMs widen dy, W and x while packing; x of a
+ * row block is widened once for the row pass; dW, dgamma, dbeta and dbias are summed in
+ * float in the workspace and each dx row in a per-thread float row, then rounded once. */
 #define BW_CAT_(a, b) a##b
 #define BW_CAT(a, b) BW_CAT_(a, b)
 #define FN(name) BW_CAT(name, SUF)
@@ -14,30 +18,71 @@
 typedef struct {
     const lnl_bwd_args *a;
     const lnl_cpu_ws *w;
-    int fused;
+    int fused, half;
+    const T *gamma, *beta;  /* the caller's, or widened (16-bit) */
+    T *dg, *db, *dw, *dbias; /* where the sums go: the caller's, or float (16-bit) */
 } FN(bwd_ctx_);
 
+/* Row r of a block's dx: its place in the caller's dx, or (16-bit) this thread's float
+ * row, rounded into place by dx_done_. */
+static T *FN(dx_row_)(const lnl_par *par, const FN(bwd_ctx_) * c, int64_t row) {
+    const int64_t K = c->a->p.in_features;
+    if (!c->a->dx) return NULL;
+#if HALF
+    if (c->half) return c->w->rows + 2 * K * par->tid;
+#else
+    (void)par;
+#endif
+    return (T *)c->a->dx + row * K;
+}
+
+static void FN(dx_done_)(const lnl_par *par, const FN(bwd_ctx_) * c, int64_t row) {
+#if HALF
+    const int64_t K = c->a->p.in_features;
+    if (c->half && c->a->dx)
+        lnl_cpu_isa_get()->f32_to_half((uint16_t *)c->a->dx + row * K, FN(dx_row_)(par, c, row), K,
+                                       c->a->p.dtype);
+#else
+    (void)par, (void)c, (void)row;
+#endif
+}
+
 /* dx rows [0,nrows) and this thread's dgamma/dbeta columns for one block of rows. */
-static void FN(bwd_rows_)(const lnl_par *par, const lnl_bwd_args *a, const lnl_cpu_ws *w,
-                          int64_t row0, int64_t nrows, const T *dxhat, const T *mean,
-                          const T *rstd) {
+static void FN(bwd_rows_)(const lnl_par *par, const FN(bwd_ctx_) * c, int64_t row0, int64_t nrows,
+                          const T *dxhat, const T *mean, const T *rstd) {
+    const lnl_bwd_args *a = c->a;
+    const lnl_cpu_ws *w = c->w;
     const int64_t K = a->p.in_features;
     const T *x = (const T *)a->x + row0 * K;
     int64_t r0, r1, k0, k1;
-    T *dg = a->dln_weight, *db = a->dln_bias, *pg = dg ? w->pg : NULL, *pb = db ? w->pb : NULL;
+    T *dg = c->dg, *db = c->db, *pg = dg ? w->pg : NULL, *pb = db ? w->pb : NULL;
     void (*dx_colsums)(T *, T *, T *, const T *, const T *, int64_t, T, T, const T *, int) =
         DX_COLSUMS;
+#if HALF
+    if (c->half) { /* the block's x, widened once: the column sums below read it by columns */
+        lnl_par_range(par, nrows, 1, &r0, &r1);
+        for (int64_t r = r0; r < r1; r++)
+            lnl_cpu_isa_get()->half_to_f32(w->xblk + r * K, (const uint16_t *)a->x + (row0 + r) * K,
+                                           K, a->p.dtype);
+        lnl_par_barrier(par);
+        x = w->xblk;
+    }
+#endif
     if (dx_colsums) {
         /* One visit per row (x and dxhat are read once, not twice): the column terms
          * go to the partials of the row's group; a thread owns whole groups. */
         lnl_par_range(par, nrows, LNL_BWD_GROUP, &r0, &r1);
         for (int64_t r = r0; r < r1; r++) {
             int64_t gi = r / LNL_BWD_GROUP;
-            dx_colsums(a->dx ? (T *)a->dx + (row0 + r) * K : NULL, pg ? pg + gi * K : NULL,
+            dx_colsums(FN(dx_row_)(par, c, row0 + r), pg ? pg + gi * K : NULL,
                        pb ? pb + gi * K : NULL, dxhat + r * K, x + r * K, K, mean[row0 + r],
-                       rstd[row0 + r], a->ln_weight, r % LNL_BWD_GROUP == 0);
+                       rstd[row0 + r], c->gamma, r % LNL_BWD_GROUP == 0);
+            FN(dx_done_)(par, c, row0 + r);
         }
-        if (!pg && !pb) return;
+        if (!pg && !pb) {
+            if (c->half) lnl_par_barrier(par); /* xblk is rewritten by the next block */
+            return;
+        }
         lnl_par_barrier(par);
         const int64_t ng = (nrows + LNL_BWD_GROUP - 1) / LNL_BWD_GROUP;
         lnl_par_range(par, K, 16, &k0, &k1);
@@ -57,45 +102,91 @@ static void FN(bwd_rows_)(const lnl_par *par, const lnl_bwd_args *a, const lnl_c
     }
     if (a->dx) {
         lnl_par_range(par, nrows, 1, &r0, &r1);
-        for (int64_t r = r0; r < r1; r++)
-            FN(lnl_ln_dx_)((T *)a->dx + (row0 + r) * K, dxhat + r * K, x + r * K, K,
-                           mean[row0 + r], rstd[row0 + r], a->ln_weight);
+        for (int64_t r = r0; r < r1; r++) {
+            FN(lnl_ln_dx_)(FN(dx_row_)(par, c, row0 + r), dxhat + r * K, x + r * K, K,
+                           mean[row0 + r], rstd[row0 + r], c->gamma);
+            FN(dx_done_)(par, c, row0 + r);
+        }
     }
-    if (!pg && !pb) return;
+    if (!pg && !pb) {
+        if (c->half) lnl_par_barrier(par); /* xblk is rewritten by the next block */
+        return;
+    }
     lnl_par_range(par, K, 16, &k0, &k1);
     FN(lnl_ln_colsums_)(pg, pb, dxhat, K, x, K, nrows, mean + row0, rstd + row0, k0, k1);
     for (int64_t q = k0; q < k1; q++) {
         if (dg) dg[q] = row0 == 0 ? pg[q] : dg[q] + pg[q];
         if (db) db[q] = row0 == 0 ? pb[q] : db[q] + pb[q];
     }
+    if (c->half) lnl_par_barrier(par);
 }
+
+/* 16-bit: rounds the float sums into the caller's buffers (this thread's rows of dW
+ * after a barrier; its columns of dgamma/dbeta and dbias, which it summed itself). */
+#if HALF
+static void FN(round_dw_)(const lnl_par *par, const FN(bwd_ctx_) * c) {
+    const int64_t K = c->a->p.in_features, N = c->a->p.out_features;
+    int64_t r0, r1;
+    lnl_par_barrier(par);
+    lnl_par_range(par, N, 1, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++)
+        lnl_cpu_isa_get()->f32_to_half((uint16_t *)c->a->dlinear_weight + r * K, c->dw + r * K, K,
+                                       c->a->p.dtype);
+}
+
+static void FN(round_vec_)(void *dst, const T *src, int64_t i0, int64_t i1, lnl_dtype kind) {
+    if (dst && i1 > i0) lnl_cpu_isa_get()->f32_to_half((uint16_t *)dst + i0, src + i0, i1 - i0, kind);
+}
+#endif
 
 static void FN(bwd_body_)(const lnl_par *par, void *vctx) {
     const FN(bwd_ctx_) *c = vctx;
     const lnl_bwd_args *a = c->a;
     const lnl_cpu_ws *w = c->w;
     const int64_t M = a->p.rows, K = a->p.in_features, N = a->p.out_features;
-    const T *x = a->x, *dy = a->dy, *gamma = a->ln_weight, *beta = a->ln_bias;
+    const T *x = a->x, *dy = a->dy, *gamma = c->gamma, *beta = c->beta;
     const int need_rows = a->dx || a->dln_weight || a->dln_bias;
     const T *mean = a->mean, *rstd = a->rstd;
     int64_t r0, r1;
+#if HALF
+    const lnl_dtype kind = a->p.dtype;
+    const lnl_cpu_isa *isa = lnl_cpu_isa_get();
+    T *xrow = c->half ? w->rows + 2 * K * par->tid : NULL, *lnrow = xrow ? xrow + K : NULL;
+#endif
 
     if (!mean && (need_rows || (a->dlinear_weight && !a->ln_out))) {
         T *wm = w->mean, *wr = w->rstd;
         lnl_par_range(par, M, 1, &r0, &r1);
-        for (int64_t r = r0; r < r1; r++) STATS(x + r * K, K, (T)a->p.eps, wm + r, wr + r);
+        for (int64_t r = r0; r < r1; r++) {
+            const T *xr = x + r * K;
+#if HALF
+            if (c->half) {
+                isa->half_to_f32(xrow, (const uint16_t *)a->x + r * K, K, kind);
+                xr = xrow;
+            }
+#endif
+            STATS(xr, K, (T)a->p.eps, wm + r, wr + r);
+        }
         mean = wm;
         rstd = wr;
         lnl_par_barrier(par);
     }
     if (a->dlinear_weight) {
-        const T *lnout = a->ln_out;
+        const void *lnout = a->ln_out;
         if (!lnout && !c->fused) {
-            T *buf = w->lnout;
             lnl_par_range(par, M, 1, &r0, &r1);
-            for (int64_t r = r0; r < r1; r++)
-                FN(lnl_ln_apply_)(buf + r * K, x + r * K, K, mean[r], rstd[r], gamma, beta);
-            lnout = buf;
+            for (int64_t r = r0; r < r1; r++) {
+#if HALF
+                if (c->half) {
+                    isa->half_to_f32(xrow, (const uint16_t *)a->x + r * K, K, kind);
+                    FN(lnl_ln_apply_)(lnrow, xrow, K, mean[r], rstd[r], gamma, beta);
+                    isa->f32_to_half((uint16_t *)w->lnout + r * K, lnrow, K, kind);
+                    continue;
+                }
+#endif
+                FN(lnl_ln_apply_)((T *)w->lnout + r * K, x + r * K, K, mean[r], rstd[r], gamma, beta);
+            }
+            lnout = w->lnout;
             lnl_par_barrier(par);
         }
         BW_CAT(lnl_xform_, SUF) xf = {mean, rstd, gamma, beta};
@@ -110,14 +201,31 @@ static void FN(bwd_body_)(const lnl_par *par, void *vctx) {
         g.rsb = K;
         g.csb = 1;
         g.xb = lnout ? NULL : &xf;
-        g.c = a->dlinear_weight;
+        g.c = c->dw;
         g.ldc = K;
+#if HALF
+        if (c->half) {
+            g.a_half = (const uint16_t *)a->dy;
+            g.b_half = (const uint16_t *)(lnout ? lnout : a->x);
+            g.a = g.b = NULL;
+            g.half = kind;
+        }
+#endif
         GEMM_RUN(par, &g, w->gemm, w->gemm_stride);
+#if HALF
+        if (c->half) FN(round_dw_)(par, c);
+#endif
     }
     if (a->dlinear_bias) {
         int64_t n0, n1;
         lnl_par_range(par, N, 16, &n0, &n1);
-        FN(lnl_colsum_)(a->dlinear_bias, dy, M, N, n0, n1, w->rb);
+#if HALF
+        if (c->half) {
+            lnl_colsum_half(c->dbias, a->dy, M, N, n0, n1, w->rb, kind);
+            FN(round_vec_)(a->dlinear_bias, c->dbias, n0, n1, kind);
+        } else
+#endif
+            FN(lnl_colsum_)(c->dbias, dy, M, N, n0, n1, w->rb);
     }
     if (!need_rows) return;
     GEMM g = {0};
@@ -130,26 +238,40 @@ static void FN(bwd_body_)(const lnl_par *par, void *vctx) {
     g.csb = 1;
     g.c = w->dxhat;
     g.ldc = K;
-    if (c->fused) {
-        for (int64_t row0 = 0; row0 < M; row0 += w->rb) {
-            int64_t nrows = M - row0 < w->rb ? M - row0 : w->rb;
-            g.m = nrows;
-            g.a = dy + row0 * N;
-            GEMM_RUN(par, &g, w->gemm, w->gemm_stride);
-            lnl_par_barrier(par);
-            FN(bwd_rows_)(par, a, w, row0, nrows, w->dxhat, mean, rstd);
-            lnl_par_barrier(par);
+#if HALF
+    if (c->half) {
+        g.b_half = (const uint16_t *)a->linear_weight;
+        g.b = NULL;
+        g.half = kind;
+    }
+#endif
+    const int64_t gm = c->fused ? w->rb : M; /* rows of dy per dxhat GEMM */
+    for (int64_t gr = 0; gr < M; gr += gm) {
+        int64_t grows = M - gr < gm ? M - gr : gm;
+        g.m = grows;
+        g.a = dy + gr * N;
+#if HALF
+        if (c->half) {
+            g.a_half = (const uint16_t *)a->dy + gr * N;
+            g.a = NULL;
         }
-    } else {
-        g.m = M;
-        g.a = dy;
+#endif
         GEMM_RUN(par, &g, w->gemm, w->gemm_stride);
         lnl_par_barrier(par);
-        for (int64_t row0 = 0; row0 < M; row0 += w->rb) {
-            int64_t nrows = M - row0 < w->rb ? M - row0 : w->rb;
-            FN(bwd_rows_)(par, a, w, row0, nrows, (const T *)w->dxhat + row0 * K, mean, rstd);
+        for (int64_t row0 = gr; row0 < gr + grows; row0 += w->rb) {
+            int64_t nrows = gr + grows - row0 < w->rb ? gr + grows - row0 : w->rb;
+            FN(bwd_rows_)(par, c, row0, nrows, (const T *)w->dxhat + (row0 - gr) * K, mean, rstd);
         }
+        if (c->fused) lnl_par_barrier(par);
     }
+#if HALF
+    if (c->half && (c->dg || c->db)) {
+        int64_t k0, k1;
+        lnl_par_range(par, K, 16, &k0, &k1);
+        FN(round_vec_)(a->dln_weight, c->dg, k0, k1, kind);
+        FN(round_vec_)(a->dln_bias, c->db, k0, k1, kind);
+    }
+#endif
 }
 
 void FN(lnl_cpu_backward_)(const lnl_bwd_args *a, const lnl_cpu_ws *w) {
@@ -157,6 +279,25 @@ void FN(lnl_cpu_backward_)(const lnl_bwd_args *a, const lnl_cpu_ws *w) {
     c.a = a;
     c.w = w;
     c.fused = a->p.strategy != LNL_STRATEGY_UNFUSED;
+    c.half = 0;
+    c.gamma = a->ln_weight;
+    c.beta = a->ln_bias;
+    c.dg = a->dln_weight;
+    c.db = a->dln_bias;
+    c.dw = a->dlinear_weight;
+    c.dbias = a->dlinear_bias;
+#if HALF
+    if (lnl_is_half(a->p.dtype)) {
+        const int64_t K = a->p.in_features;
+        c.half = 1;
+        c.gamma = lnl_widen_param(w->params, a->ln_weight, K, a->p.dtype);
+        c.beta = lnl_widen_param(w->params + K, a->ln_bias, K, a->p.dtype);
+        c.dg = a->dln_weight ? w->acc : NULL;
+        c.db = a->dln_bias ? w->acc + K : NULL;
+        c.dbias = a->dlinear_bias ? w->acc + 2 * K : NULL;
+        c.dw = a->dlinear_weight ? w->c32 : NULL;
+    }
+#endif
     lnl_par_run(lnl_cpu_threads(&a->p), FN(bwd_body_), &c);
 }
 

@@ -60,6 +60,9 @@ typedef struct lnl_cpu_isa {
      * optional). */
     void (*ln_dx_colsums_f32)(float *dx, float *pg, float *pb, const float *dxhat, const float *x,
                               int64_t k, float mean, float rstd, const float *gamma, int first);
+    /* 16-bit (bf16 / f16) runs to float and back (half.h): bitwise the portable ones. */
+    void (*half_to_f32)(float *dst, const uint16_t *src, int64_t n, lnl_dtype kind);
+    void (*f32_to_half)(uint16_t *dst, const float *src, int64_t n, lnl_dtype kind);
 } lnl_cpu_isa;
 
 /* Largest mr * nr of any kernel: sizes the scratch tile for edges. */
@@ -115,7 +118,7 @@ static inline void *lnl_carve(lnl_carver *cv, size_t bytes) {
 #define LNL_TINY_MAX_MNK 65536.0
 #define LNL_TINY_MAX_K 2048
 #define LNL_SERIAL_MAX_MNK 2000000.0
-int lnl_cpu_is_tiny(const lnl_problem *p);
+int lnl_cpu_is_tiny(const lnl_problem *p); /* never for 16-bit problems */
 /* p->threads, or 1 when the problem is too small to pay for threads. */
 int lnl_cpu_threads(const lnl_problem *p);
 
@@ -129,6 +132,12 @@ typedef struct lnl_cpu_ws {
     char *gemm;        /* packing buffers, gemm_stride bytes per thread */
     size_t gemm_stride;
     int64_t rb;        /* backward row block */
+    /* 16-bit problems only (float arithmetic on 16-bit storage, half.h): */
+    float *rows;       /* per thread: two float rows of K (x widened, a result before rounding) */
+    float *params;     /* gamma, beta (K each) and linear_bias (N), widened */
+    float *c32;        /* the GEMM result before rounding: y (M x N) or dW (N x K) */
+    float *xblk;       /* backward: x of one row block, widened (as dxhat: rb or M rows) */
+    float *acc;        /* backward: dgamma, dbeta (K each) and dbias (N) before rounding */
 } lnl_cpu_ws;
 /* Carve base (NULL: only count) for p; returns the bytes needed. */
 size_t lnl_cpu_fwd_layout(const lnl_problem *p, char *base, lnl_cpu_ws *w);

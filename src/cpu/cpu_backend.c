@@ -5,8 +5,12 @@
 
 #include "cpu.h"
 #include "gemm.h"
+#include "half.h"
 
-static size_t elem_size(const lnl_problem *p) { return p->dtype == LNL_DTYPE_F64 ? 8 : 4; }
+/* Bytes of one element as the caller stores it, and as the kernels compute in (16-bit
+ * problems compute in float). */
+static size_t elem_size(const lnl_problem *p) { return lnl_dtype_size(p->dtype); }
+static size_t calc_size(const lnl_problem *p) { return p->dtype == LNL_DTYPE_F64 ? 8 : 4; }
 
 static double mnk(const lnl_problem *p) {
     return (double)p->rows * (double)p->in_features * (double)p->out_features;
@@ -18,6 +22,8 @@ static const lnl_blocking *blocking(const lnl_problem *p) {
 }
 
 int lnl_cpu_is_tiny(const lnl_problem *p) {
+    /* The direct kernels read float or double: 16-bit problems take the GEMM path. */
+    if (lnl_is_half(p->dtype)) return 0;
     return mnk(p) <= LNL_TINY_MAX_MNK && p->in_features <= LNL_TINY_MAX_K;
 }
 
@@ -36,11 +42,10 @@ int64_t lnl_cpu_row_block(int64_t k) {
     return rb / 16 * 16;
 }
 
+/* Every dtype: BF16 and F16 are stored in 16 bits and computed in float (half.h). */
 lnl_status lnl_cpu_check(const lnl_problem *p) {
-    if (p->dtype == LNL_DTYPE_F32 || p->dtype == LNL_DTYPE_F64) return LNL_STATUS_SUCCESS;
-    return lnl_set_error(LNL_STATUS_UNSUPPORTED,
-                         "CPU backend: dtype %s is not supported on the CPU (use F32 or F64)",
-                         p->dtype == LNL_DTYPE_BF16 ? "BF16" : p->dtype == LNL_DTYPE_F16 ? "F16" : "?");
+    (void)p;
+    return LNL_STATUS_SUCCESS;
 }
 
 /* Rule: always FUSED. Evidence (f32, 2 threads, AVX-512 Xeon slice, GFLOP/s, fused vs
@@ -59,22 +64,27 @@ lnl_strategy lnl_cpu_auto_strategy(const lnl_problem *p) {
 
 size_t lnl_cpu_fwd_layout(const lnl_problem *p, char *base, lnl_cpu_ws *w) {
     const int64_t M = p->rows, K = p->in_features, N = p->out_features;
-    const size_t es = elem_size(p);
+    const size_t es = elem_size(p), cs = calc_size(p);
     lnl_carver cv = {base, 0};
     memset(w, 0, sizeof *w);
     if (M == 0 || lnl_cpu_is_tiny(p)) return 0;
     int nth = lnl_cpu_threads(p);
-    w->mean = lnl_carve(&cv, (size_t)M * es);
-    w->rstd = lnl_carve(&cv, (size_t)M * es);
+    w->mean = lnl_carve(&cv, (size_t)M * cs);
+    w->rstd = lnl_carve(&cv, (size_t)M * cs);
     if (p->strategy == LNL_STRATEGY_UNFUSED) w->lnout = lnl_carve(&cv, (size_t)(M * K) * es);
-    w->gemm_stride = lnl_gemm_thread_ws(blocking(p), es, M, N, K);
+    w->gemm_stride = lnl_gemm_thread_ws(blocking(p), cs, M, N, K);
     w->gemm = lnl_carve(&cv, w->gemm_stride * (size_t)nth);
+    if (lnl_is_half(p->dtype)) {
+        w->rows = lnl_carve(&cv, (size_t)(2 * K * nth) * sizeof(float));
+        w->params = lnl_carve(&cv, (size_t)(2 * K + N) * sizeof(float));
+        w->c32 = lnl_carve(&cv, (size_t)(M * N) * sizeof(float));
+    }
     return cv.used;
 }
 
 size_t lnl_cpu_bwd_layout(const lnl_problem *p, char *base, lnl_cpu_ws *w) {
     const int64_t M = p->rows, K = p->in_features, N = p->out_features;
-    const size_t es = elem_size(p);
+    const size_t es = elem_size(p), cs = calc_size(p);
     lnl_carver cv = {base, 0};
     memset(w, 0, sizeof *w);
     if (M == 0 || lnl_cpu_is_tiny(p)) return 0;
@@ -82,22 +92,30 @@ size_t lnl_cpu_bwd_layout(const lnl_problem *p, char *base, lnl_cpu_ws *w) {
     int fused = p->strategy != LNL_STRATEGY_UNFUSED;
     w->rb = lnl_cpu_row_block(K);
     int64_t dxrows = fused ? (M < w->rb ? M : w->rb) : M;
-    w->mean = lnl_carve(&cv, (size_t)M * es);
-    w->rstd = lnl_carve(&cv, (size_t)M * es);
+    w->mean = lnl_carve(&cv, (size_t)M * cs);
+    w->rstd = lnl_carve(&cv, (size_t)M * cs);
     if (!fused) w->lnout = lnl_carve(&cv, (size_t)(M * K) * es);
-    w->dxhat = lnl_carve(&cv, (size_t)(dxrows * K) * es);
+    w->dxhat = lnl_carve(&cv, (size_t)(dxrows * K) * cs);
     /* One partial per group of rows when the ISA visits each row once (backward_tmpl.h). */
     int64_t groups = 1;
-    if (p->dtype == LNL_DTYPE_F32 && lnl_cpu_isa_get()->ln_dx_colsums_f32) {
+    if (p->dtype != LNL_DTYPE_F64 && lnl_cpu_isa_get()->ln_dx_colsums_f32) {
         int64_t blk = M < w->rb ? M : w->rb;
         groups = (blk + LNL_BWD_GROUP - 1) / LNL_BWD_GROUP;
     }
-    w->pg = lnl_carve(&cv, (size_t)(groups * K) * es);
-    w->pb = lnl_carve(&cv, (size_t)(groups * K) * es);
-    size_t g1 = lnl_gemm_thread_ws(blocking(p), es, N, K, M);
-    size_t g2 = lnl_gemm_thread_ws(blocking(p), es, dxrows, K, N);
+    w->pg = lnl_carve(&cv, (size_t)(groups * K) * cs);
+    w->pb = lnl_carve(&cv, (size_t)(groups * K) * cs);
+    size_t g1 = lnl_gemm_thread_ws(blocking(p), cs, N, K, M);
+    size_t g2 = lnl_gemm_thread_ws(blocking(p), cs, dxrows, K, N);
     w->gemm_stride = g1 > g2 ? g1 : g2;
     w->gemm = lnl_carve(&cv, w->gemm_stride * (size_t)nth);
+    if (lnl_is_half(p->dtype)) {
+        int64_t blk = M < w->rb ? M : w->rb;
+        w->rows = lnl_carve(&cv, (size_t)(2 * K * nth) * sizeof(float));
+        w->params = lnl_carve(&cv, (size_t)(2 * K) * sizeof(float));
+        w->c32 = lnl_carve(&cv, (size_t)(N * K) * sizeof(float));
+        w->xblk = lnl_carve(&cv, (size_t)(blk * K) * sizeof(float));
+        w->acc = lnl_carve(&cv, (size_t)(2 * K + N) * sizeof(float));
+    }
     return cv.used;
 }
 

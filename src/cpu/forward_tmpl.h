@@ -1,7 +1,11 @@
-/* Forward for one dtype, instantiated by forward.c (T, SUF defined).
+/* Forward for one dtype, instantiated by forward.c (T, SUF, STATS and HALF, whether
+ * the instance also serves 16-bit storage, defined).
  * Phase 1 (rows split): statistics, and ln_out where it is written.
  * Phase 2 (GEMM split over M or N): y = LN(x) @ W^T + bias, with the LayerNorm
- * applied while packing A (FUSED) or read from the written ln_out (UNFUSED). */
+ * applied while packing A (FUSED) or read from the written ln_out (UNFUSED).
+ * 16-bit problems (float instance): rows are widened into a per-thread float row for
+ * the statistics, the GEMM widens its operands while packing and writes float y into
+ * the workspace, and phase 3 rounds it into the caller's y. */
 #define FW_CAT_(a, b) a##b
 #define FW_CAT(a, b) FW_CAT_(a, b)
 #define FN(name) FW_CAT(name, SUF)
@@ -9,19 +13,42 @@
 typedef struct {
     const lnl_fwd_args *a;
     const lnl_cpu_ws *w;
-    T *mean, *rstd, *lnout;
+    T *mean, *rstd;
+    void *lnout; /* in the problem's dtype */
+    const T *gamma, *beta, *bias;
 } FN(fwd_ctx_);
 
 static void FN(fwd_body_)(const lnl_par *par, void *vctx) {
     const FN(fwd_ctx_) *c = vctx;
     const lnl_fwd_args *a = c->a;
     const int64_t M = a->p.rows, K = a->p.in_features, N = a->p.out_features;
-    const T *x = a->x, *gamma = a->ln_weight, *beta = a->ln_bias;
+    const T *x = a->x, *gamma = c->gamma, *beta = c->beta;
     int64_t r0, r1;
     lnl_par_range(par, M, 1, &r0, &r1);
+#if HALF
+    const lnl_dtype kind = a->p.dtype;
+    const int half = lnl_is_half(kind);
+    const lnl_cpu_isa *isa = lnl_cpu_isa_get();
+    T *xrow = half ? c->w->rows + 2 * K * par->tid : NULL, *lnrow = xrow ? xrow + K : NULL;
+#endif
     for (int64_t r = r0; r < r1; r++) {
-        STATS(x + r * K, K, (T)a->p.eps, c->mean + r, c->rstd + r);
-        if (c->lnout) FN(lnl_ln_apply_)(c->lnout + r * K, x + r * K, K, c->mean[r], c->rstd[r], gamma, beta);
+        const T *xr = x + r * K;
+#if HALF
+        if (half) {
+            isa->half_to_f32(xrow, (const uint16_t *)a->x + r * K, K, kind);
+            xr = xrow;
+        }
+#endif
+        STATS(xr, K, (T)a->p.eps, c->mean + r, c->rstd + r);
+        if (!c->lnout) continue;
+#if HALF
+        if (half) {
+            FN(lnl_ln_apply_)(lnrow, xr, K, c->mean[r], c->rstd[r], gamma, beta);
+            isa->f32_to_half((uint16_t *)c->lnout + r * K, lnrow, K, kind);
+            continue;
+        }
+#endif
+        FN(lnl_ln_apply_)((T *)c->lnout + r * K, xr, K, c->mean[r], c->rstd[r], gamma, beta);
     }
     lnl_par_barrier(par);
     FW_CAT(lnl_xform_, SUF) xf = {c->mean, c->rstd, gamma, beta};
@@ -38,8 +65,23 @@ static void FN(fwd_body_)(const lnl_par *par, void *vctx) {
     g.csb = K;
     g.c = a->y;
     g.ldc = N;
-    g.bias = a->linear_bias;
+    g.bias = c->bias;
+#if HALF
+    if (half) {
+        g.a_half = (const uint16_t *)(c->lnout ? c->lnout : a->x);
+        g.b_half = (const uint16_t *)a->linear_weight;
+        g.a = g.b = NULL;
+        g.half = kind;
+        g.c = c->w->c32;
+    }
+#endif
     FW_CAT(FW_CAT(lnl_gemm_, SUF), _run)(par, &g, c->w->gemm, c->w->gemm_stride);
+#if HALF
+    if (!half) return;
+    lnl_par_barrier(par);
+    for (int64_t r = r0; r < r1; r++)
+        isa->f32_to_half((uint16_t *)a->y + r * N, c->w->c32 + r * N, N, kind);
+#endif
 }
 
 void FN(lnl_cpu_forward_)(const lnl_fwd_args *a, const lnl_cpu_ws *w) {
@@ -49,6 +91,17 @@ void FN(lnl_cpu_forward_)(const lnl_fwd_args *a, const lnl_cpu_ws *w) {
     c.mean = a->mean ? a->mean : w->mean;
     c.rstd = a->rstd ? a->rstd : w->rstd;
     c.lnout = a->ln_out ? a->ln_out : w->lnout;
+    c.gamma = a->ln_weight;
+    c.beta = a->ln_bias;
+    c.bias = a->linear_bias;
+#if HALF
+    if (lnl_is_half(a->p.dtype)) {
+        const int64_t K = a->p.in_features, N = a->p.out_features;
+        c.gamma = lnl_widen_param(w->params, a->ln_weight, K, a->p.dtype);
+        c.beta = lnl_widen_param(w->params + K, a->ln_bias, K, a->p.dtype);
+        c.bias = lnl_widen_param(w->params + 2 * K, a->linear_bias, N, a->p.dtype);
+    }
+#endif
     lnl_par_run(lnl_cpu_threads(&a->p), FN(fwd_body_), &c);
 }
 

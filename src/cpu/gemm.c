@@ -18,6 +18,7 @@ size_t lnl_gemm_thread_ws(const lnl_blocking *b, size_t elem, int64_t m, int64_t
 #define UKR ukr_f32
 #define PACK_A pack_a_f32
 #define PACK_B pack_b_f32
+#define HALF_PACK 1
 #include "gemm_loop_tmpl.h"
 #undef T
 #undef SUF
@@ -25,6 +26,7 @@ size_t lnl_gemm_thread_ws(const lnl_blocking *b, size_t elem, int64_t m, int64_t
 #undef UKR
 #undef PACK_A
 #undef PACK_B
+#undef HALF_PACK
 
 #define T double
 #define SUF f64
@@ -32,6 +34,7 @@ size_t lnl_gemm_thread_ws(const lnl_blocking *b, size_t elem, int64_t m, int64_t
 #define UKR ukr_f64
 #define PACK_A pack_a_f64
 #define PACK_B pack_b_f64
+#define HALF_PACK 0
 #include "gemm_loop_tmpl.h"
 #undef T
 #undef SUF
@@ -39,3 +42,4 @@ size_t lnl_gemm_thread_ws(const lnl_blocking *b, size_t elem, int64_t m, int64_t
 #undef UKR
 #undef PACK_A
 #undef PACK_B
+#undef HALF_PACK

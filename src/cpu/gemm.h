@@ -26,6 +26,10 @@
         T *c;                                                                                  \
         int64_t ldc;                                                                           \
         const T *bias; /* per column of C, or NULL */                                          \
+        /* f32 only: A and/or B held in 16 bits of kind `half` (then a / b are unused),      \
+         * widened while packing (gemm_pack_half.c); strides as above. */                     \
+        const uint16_t *a_half, *b_half;                                                       \
+        lnl_dtype half;                                                                        \
     } lnl_gemm_##SUF;                                                                          \
     void lnl_pack_a_##SUF(T *dst, const lnl_gemm_##SUF *g, int64_t i0, int64_t mc, int64_t p0, \
                           int64_t kc, int mr);                                                 \
@@ -45,5 +49,13 @@ void lnl_pack_a_f32_avx2(float *dst, const lnl_gemm_f32 *g, int64_t i0, int64_t 
                          int64_t kc, int mr);
 void lnl_pack_b_f32_avx2(float *dst, const lnl_gemm_f32 *g, int64_t p0, int64_t kc, int64_t j0,
                          int64_t nc, int nr);
+
+/* Packing from 16-bit operands (g->a_half / g->b_half): each sliver is widened in short
+ * depth chunks and packed by the ISA's f32 routine, so the panels are what a float
+ * operand holding the widened values would give. */
+void lnl_pack_a_half(float *dst, const lnl_gemm_f32 *g, int64_t i0, int64_t mc, int64_t p0,
+                     int64_t kc, int mr);
+void lnl_pack_b_half(float *dst, const lnl_gemm_f32 *g, int64_t p0, int64_t kc, int64_t j0,
+                     int64_t nc, int nr);
 
 #endif /* LNL_GEMM_H */

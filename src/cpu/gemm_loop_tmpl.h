@@ -1,5 +1,5 @@
-/* BLIS-style blocking loops, instantiated once per dtype by gemm.c (T, SUF, BLK, UKR
- * defined). Loop order jc (nc columns) > pc (kc depth) > ic (mc rows) > jr > ir: a
+/* BLIS-style blocking loops, instantiated once per dtype by gemm.c (T, SUF, BLK, UKR,
+ * PACK_A, PACK_B and HALF_PACK, whether 16-bit operands can occur, defined). Loop order jc (nc columns) > pc (kc depth) > ic (mc rows) > jr > ir: a
  * packed kc x nr sliver of B stays in L1 while mc x kc of A streams from L2. */
 #define LP_CAT_(a, b) a##b
 #define LP_CAT(a, b) LP_CAT_(a, b)
@@ -15,10 +15,18 @@ static void LP_CAT(gemm_block_, SUF)(const GEMM *g, int64_t mb, int64_t me, int6
         for (int64_t pc = 0; pc < g->k; pc += bk->kc) {
             int64_t kc = g->k - pc < bk->kc ? g->k - pc : bk->kc;
             int acc = pc > 0;
-            isa->PACK_B(pb, g, pc, kc, jc, nc, nr);
+#if HALF_PACK
+            if (g->b_half) lnl_pack_b_half(pb, g, pc, kc, jc, nc, nr);
+            else
+#endif
+                isa->PACK_B(pb, g, pc, kc, jc, nc, nr);
             for (int64_t ic = mb; ic < me; ic += bk->mc) {
                 int64_t mc = me - ic < bk->mc ? me - ic : bk->mc;
-                isa->PACK_A(pa, g, ic, mc, pc, kc, mr);
+#if HALF_PACK
+                if (g->a_half) lnl_pack_a_half(pa, g, ic, mc, pc, kc, mr);
+                else
+#endif
+                    isa->PACK_A(pa, g, ic, mc, pc, kc, mr);
                 for (int64_t jr = 0; jr < nc; jr += nr) {
                     int nn = (int)(nc - jr < nr ? nc - jr : nr);
                     const T *bias = (!acc && g->bias) ? g->bias + jc + jr : NULL;

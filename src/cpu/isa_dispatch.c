@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gemm.h"
+#include "half.h"
 #include "ln_rows.h"
 
 /* Blocking: a kc x nr sliver of B stays in L1, mc x kc of A in L2, kc x nc of B in L3.
@@ -22,17 +23,17 @@
 static const lnl_cpu_isa isa_scalar = {
     "scalar", lnl_ukr_f32_scalar, {4, 4, 64, 256, 1024}, lnl_ukr_f64_scalar, {4, 4, 64, 256, 1024},
     lnl_pack_a_f32, lnl_pack_b_f32, lnl_pack_a_f64, lnl_pack_b_f64, NULL, NULL, lnl_ln_stats_f32,
-    NULL};
+    NULL, lnl_half_to_f32_row, lnl_f32_to_half_row};
 static const lnl_cpu_isa isa_avx2 = {
     "avx2", lnl_ukr_f32_avx2, {6, 16, 144, 384, 4080}, lnl_ukr_f64_avx2, {6, 8, 96, 256, 2040},
     lnl_pack_a_f32_avx2, lnl_pack_b_f32_avx2, lnl_pack_a_f64, lnl_pack_b_f64,
     lnl_cpu_small_forward_f32_avx2, lnl_cpu_small_backward_f32_avx2, lnl_ln_stats_f32_avx2,
-    lnl_ln_dx_colsums_f32_avx2};
+    lnl_ln_dx_colsums_f32_avx2, lnl_half_to_f32_row_avx2, lnl_f32_to_half_row_avx2};
 static const lnl_cpu_isa isa_avx512 = {
     "avx512", lnl_ukr_f32_avx512, {12, 32, 480, 384, 3072}, lnl_ukr_f64_avx512, {12, 16, 240, 256, 3072},
     lnl_pack_a_f32_avx2, lnl_pack_b_f32_avx2, lnl_pack_a_f64, lnl_pack_b_f64,
     lnl_cpu_small_forward_f32_avx2, lnl_cpu_small_backward_f32_avx2, lnl_ln_stats_f32_avx2,
-    lnl_ln_dx_colsums_f32_avx2};
+    lnl_ln_dx_colsums_f32_avx2, lnl_half_to_f32_row_avx2, lnl_f32_to_half_row_avx2};
 
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
 static const lnl_cpu_isa *isa_chosen = &isa_scalar;
@@ -49,7 +50,9 @@ static void isa_init(void) {
     int best = 0;
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) best = 1;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+        __builtin_cpu_supports("f16c"))
+        best = 1;
     if (best == 1 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
         best = 2;

@@ -1,21 +1,34 @@
 /*
  * REFERENCE strategy: the oracle every test compares against. Plain loops, every
- * sum in float64, F32 and F64 storage, one thread. Written for obviousness, not
+ * sum in float64, any storage dtype, one thread. Written for obviousness, not
  * speed: a reader should be able to check each line against the formulas in
  * ../shared/guide/numerics.md.
  */
 #include <math.h>
 #include <string.h>
 
+#include "half.h"
 #include "internal.h"
 
-/* Element i of a buffer of the problem's dtype, as double (F32 or F64 only). */
+/* Element i of a buffer of the problem's dtype, as double. */
 static double load(const void *buf, lnl_dtype dt, size_t i) {
-    return dt == LNL_DTYPE_F64 ? ((const double *)buf)[i] : (double)((const float *)buf)[i];
+    switch (dt) {
+    case LNL_DTYPE_F64: return ((const double *)buf)[i];
+    case LNL_DTYPE_BF16:
+    case LNL_DTYPE_F16: return (double)lnl_half_to_f32(((const uint16_t *)buf)[i], dt);
+    default: return (double)((const float *)buf)[i];
+    }
 }
+/* 16-bit values are rounded through float: a double rounding, off by one unit in the
+ * last place only for values within 2^-29 relative of a tie, far below what any test of
+ * a 16-bit result can see. */
 static void store(void *buf, lnl_dtype dt, size_t i, double v) {
-    if (dt == LNL_DTYPE_F64) ((double *)buf)[i] = v;
-    else ((float *)buf)[i] = (float)v;
+    switch (dt) {
+    case LNL_DTYPE_F64: ((double *)buf)[i] = v; break;
+    case LNL_DTYPE_BF16:
+    case LNL_DTYPE_F16: ((uint16_t *)buf)[i] = lnl_f32_to_half((float)v, dt); break;
+    default: ((float *)buf)[i] = (float)v; break;
+    }
 }
 /* Optional parameters: NULL means the value `absent` everywhere. */
 static double param(const void *buf, lnl_dtype dt, size_t i, double absent) {

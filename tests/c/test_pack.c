@@ -1,7 +1,10 @@
 /* The AVX2 packing routines (src/cpu/gemm_pack_avx2.c) against the portable ones
  * (gemm_pack_tmpl.h): the packed values must be bitwise the same, with and without the
  * LayerNorm, for the AVX2 kernel's slivers (6-row A, 16-column B) and the AVX-512
- * kernel's (12-row A, 32-column B), over row, column and depth tails. The routines are
+ * kernel's (12-row A, 32-column B), over row, column and depth tails. Then the 16-bit
+ * conversions (src/cpu/half.h): every bf16 and f16 value widened, and 2^24 float bit
+ * patterns plus the edge cases rounded, AVX2 + F16C against portable, bitwise; every
+ * finite 16-bit value survives the round trip; and known roundings. The routines are
  * internal, so this program compiles their sources itself (tests/CMakeLists.txt).
  * With --time it also prints the best of 30 timings of each at the AVX-512 kernel's
  * block sizes (the evidence behind using them there; docs/cpu-performance-notes.md). */
@@ -12,6 +15,7 @@
 #include <time.h>
 
 #include "gemm.h"
+#include "half.h"
 
 static int failures = 0;
 
@@ -100,6 +104,92 @@ static void check_shapes(int mr, int nr) {
     free(x), free(w), free(mean), free(rstd), free(gamma), free(beta), free(p1), free(p2);
 }
 
+/* Rounds src[0..n) both ways and compares; returns the failures' count. */
+static int round_both(const float *src, int n, lnl_dtype kind, uint16_t *h1, uint16_t *h2) {
+    lnl_f32_to_half_row(h1, src, n, kind);
+    lnl_f32_to_half_row_avx2(h2, src, n, kind);
+    for (int i = 0; i < n; i++)
+        if (h1[i] != h2[i]) {
+            printf("FAIL %s rounding of %a (bits %08x): portable %04x, avx2 %04x\n",
+                   kind == LNL_DTYPE_BF16 ? "bf16" : "f16", (double)src[i], lnl_f32_bits(src[i]),
+                   h1[i], h2[i]);
+            return 1;
+        }
+    return 0;
+}
+
+static void check_half(void) {
+    static uint16_t all[65536], h1[4096], h2[4096];
+    static float f1[65536], f2[65536];
+    for (int i = 0; i < 65536; i++) all[i] = (uint16_t)i;
+    const lnl_dtype kinds[2] = {LNL_DTYPE_BF16, LNL_DTYPE_F16};
+    for (int k = 0; k < 2; k++) {
+        const lnl_dtype kind = kinds[k];
+        const char *name = kind == LNL_DTYPE_BF16 ? "bf16" : "f16";
+        /* widening: all 2^16 values (odd lengths, so the scalar tails run too) */
+        lnl_half_to_f32_row(f1, all, 65535, kind);
+        lnl_half_to_f32_row_avx2(f2, all, 65535, kind);
+        f1[65535] = lnl_half_to_f32(65535, kind), f2[65535] = f1[65535];
+        expect_same(name, f1, f2, 65536);
+        /* round trip of every value (NaNs stay NaNs) */
+        int bad = 0;
+        for (int i = 0; i < 65536; i++) {
+            uint16_t back = lnl_f32_to_half(f1[i], kind);
+            if (f1[i] != f1[i] ? back == lnl_f32_to_half(f1[i], kind) && lnl_half_to_f32(back, kind) != lnl_half_to_f32(back, kind)
+                               : back == (uint16_t)i)
+                continue;
+            if (bad++ < 3) printf("FAIL %s round trip of %04x gave %04x\n", name, i, back);
+        }
+        failures += bad != 0;
+        /* rounding: 2^24 pseudo-random bit patterns, in rows of 4093 */
+        uint32_t seed = 12345u + (uint32_t)k;
+        for (int rep = 0; rep < 4096 && !failures; rep++) {
+            float src[4093];
+            for (int i = 0; i < 4093; i++) {
+                seed = seed * 1664525u + 1013904223u;
+                uint32_t u = seed ^ (seed >> 15) * 2654435761u;
+                /* half of them near the 16-bit range's interesting exponents */
+                if (i & 1) u = (u & 0x807FFFFFu) | ((uint32_t)(96 + (u >> 23) % 48) << 23);
+                src[i] = lnl_bits_f32(u);
+            }
+            failures += round_both(src, 4093, kind, h1, h2);
+        }
+    }
+    /* edge cases by value: ties to even, the f16 overflow threshold, subnormals, NaN, Inf */
+    const float edges[] = {0.0f, -0.0f, 1.0f, 1.00390625f, 1.01171875f, 1.0009765625f,
+                           1.00048828125f, 1.00146484375f, 65504.0f, 65519.99f, 65520.0f, -65520.0f, 0x1p-14f,
+                           0x1p-24f, 0x1p-25f, 0x1.000002p-25f, 0x1.8p-24f, 0x1.4p-23f, 0x1p-26f,
+                           3.4028235e38f, -3.4028235e38f, 1e-45f, __builtin_inff(),
+                           -__builtin_inff(), __builtin_nanf(""), -__builtin_nanf("")};
+    const int ne = (int)(sizeof edges / sizeof edges[0]);
+    failures += round_both(edges, ne, LNL_DTYPE_BF16, h1, h2);
+    failures += round_both(edges, ne, LNL_DTYPE_F16, h1, h2);
+    /* known answers (IEEE round to nearest even) */
+    struct { float v; lnl_dtype kind; uint16_t want; } known[] = {
+        {1.00390625f, LNL_DTYPE_BF16, 0x3F80},    /* 1 + 2^-8: a tie, to even (1.0) */
+        {1.01171875f, LNL_DTYPE_BF16, 0x3F82},    /* 1 + 3 * 2^-8: a tie, to even (up) */
+        {3.4028235e38f, LNL_DTYPE_BF16, 0x7F80},  /* float's largest: rounds to infinity */
+        {1.00048828125f, LNL_DTYPE_F16, 0x3C00},  /* 1 + 2^-11: a tie, to even (1.0) */
+        {1.00146484375f, LNL_DTYPE_F16, 0x3C02},  /* 1 + 3 * 2^-11: a tie, to even (up) */
+        {1.0009765625f, LNL_DTYPE_F16, 0x3C01},   /* 1 + 2^-10: exact */
+        {65519.99f, LNL_DTYPE_F16, 0x7BFF},       /* just below the threshold: 65504 */
+        {65520.0f, LNL_DTYPE_F16, 0x7C00},        /* the threshold: infinity */
+        {0x1p-24f, LNL_DTYPE_F16, 0x0001},        /* the smallest subnormal */
+        {0x1p-25f, LNL_DTYPE_F16, 0x0000},        /* half of it: a tie, to even (zero) */
+        {0x1.000002p-25f, LNL_DTYPE_F16, 0x0001}, /* just above the tie */
+        {0x1.8p-24f, LNL_DTYPE_F16, 0x0002},      /* 1.5 units: a tie, to even (2) */
+        {0x1p-14f, LNL_DTYPE_F16, 0x0400},        /* the smallest normal */
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        uint16_t got = lnl_f32_to_half(known[i].v, known[i].kind);
+        if (got != known[i].want) {
+            printf("FAIL %s(%a) = %04x, want %04x\n", known[i].kind == LNL_DTYPE_BF16 ? "bf16" : "f16",
+                   (double)known[i].v, got, known[i].want);
+            failures++;
+        }
+    }
+}
+
 static double now_us(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -149,7 +239,8 @@ int main(int argc, char **argv) {
 #endif
     check_shapes(6, 16);
     check_shapes(12, 32);
+    check_half();
     if (argc > 1 && strcmp(argv[1], "--time") == 0) time_avx512_blocks();
-    printf("%s\n", failures ? "FAILED" : "packing: AVX2 and portable bitwise the same");
+    printf("%s\n", failures ? "FAILED" : "packing and 16-bit conversions: AVX2 and portable bitwise the same");
     return failures ? 1 : 0;
 }

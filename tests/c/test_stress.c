@@ -1,10 +1,11 @@
 /*
  * Numerical stress: inputs that break naive LayerNorm kernels, each compared
  * with the test's float64 reference (testutil.c) per tensor, for every CPU
- * strategy, F32 and F64, backward with and without the saved statistics.
+ * strategy, F32, F64, BF16 and F16, backward with and without the saved statistics.
  * Reference inputs are the stored (rounded) values, so the bounds below only
  * cover the library's arithmetic plus the rounding of its stored outputs
- * (mean/rstd in float for F32, ln_out stored in the dtype). Tensors whose exact
+ * (mean/rstd in float for F32, ln_out stored in the dtype; 16-bit outputs rounded
+ * once, so their bound is at least the table's for the dtype). Tensors whose exact
  * value is zero are bounded by their rms instead (tu_relerr).
  *
  * Then NaN/Inf in x: the rows holding them become non-finite in y and dx, all
@@ -70,6 +71,17 @@ enum { NOUT = 9 };
 static const char *oname[NOUT] = {"y", "mean", "rstd", "ln_out", "dx", "dln_weight", "dln_bias",
                                   "dlinear_weight", "dlinear_bias"};
 
+/* A 16-bit output is computed in float and rounded once: half a unit in the last place
+ * (2^-9 bf16, 2^-12 f16 relative) on top of the float arithmetic's error. */
+static double bound_of(lnl_dtype dt, double bound_f32, double bound_f64) {
+    switch (dt) {
+    case LNL_DTYPE_F64: return bound_f64;
+    case LNL_DTYPE_BF16: return fmax(bound_f32, 1e-2);
+    case LNL_DTYPE_F16: return fmax(bound_f32, 2e-3);
+    default: return bound_f32;
+    }
+}
+
 static void run_stress(const stress_case *sc, lnl_dtype dt, lnl_strategy strat) {
     int64_t M = sc->M, K = sc->K, N = sc->N;
     size_t es = tu_dtype_size(dt), as = tu_acc_size(dt);
@@ -106,7 +118,7 @@ static void run_stress(const stress_case *sc, lnl_dtype dt, lnl_strategy strat) 
     memset(&p, 0, sizeof p);
     p.rows = M, p.in_features = K, p.out_features = N, p.eps = sc->eps, p.dtype = dt;
     p.strategy = strat, p.threads = 2;
-    double bound = dt == LNL_DTYPE_F64 ? sc->bound_f64 : sc->bound_f32;
+    double bound = bound_of(dt, sc->bound_f32, sc->bound_f64);
     lnl_status st = lnl_forward(&p, x_, g_, be_, W_, b_, buf[0], buf[1], buf[2], buf[3], NULL, 0);
     tu_expect(st == LNL_STATUS_SUCCESS, "%s forward: %s (%s)", sc->name, lnl_status_string(st), lnl_last_error());
     for (int saved = 0; saved < 2; saved++) {
@@ -177,7 +189,7 @@ static void run_nonfinite(lnl_dtype dt, lnl_strategy strat, int threads) {
     double y[NM * NN], dx[NM * NK];
     tu_load(dt, y, y_, NM * NN);
     tu_load(dt, dx, dx_, NM * NK);
-    double bound = dt == LNL_DTYPE_F64 ? 1e-11 : 1e-5;
+    double bound = bound_of(dt, 1e-5, 1e-11);
     for (int m = 0; m < NM; m++) {
         int bad = m == bad_row[0] || m == bad_row[1] || m == bad_row[2];
         int all_nonfinite_y = 1, all_nonfinite_dx = 1;
@@ -200,13 +212,13 @@ static void run_nonfinite(lnl_dtype dt, lnl_strategy strat, int threads) {
 }
 
 int main(void) {
-    static const lnl_dtype dts[] = {LNL_DTYPE_F32, LNL_DTYPE_F64};
+    static const lnl_dtype dts[] = {LNL_DTYPE_F32, LNL_DTYPE_F64, LNL_DTYPE_BF16, LNL_DTYPE_F16};
     static const lnl_strategy strats[] = {LNL_STRATEGY_REFERENCE, LNL_STRATEGY_UNFUSED, LNL_STRATEGY_FUSED,
                                           LNL_STRATEGY_AUTO};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
-        for (int d = 0; d < 2; d++)
+        for (int d = 0; d < 4; d++)
             for (int s = 0; s < 4; s++) run_stress(&cases[c], dts[d], strats[s]);
-    for (int d = 0; d < 2; d++)
+    for (int d = 0; d < 4; d++)
         for (int s = 0; s < 4; s++)
             for (int t = 1; t <= 2; t++) run_nonfinite(dts[d], strats[s], t);
     return tu_finish();

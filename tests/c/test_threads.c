@@ -11,7 +11,7 @@
 
 #include "testutil.h"
 
-enum { NTHREADS = 8, REPS = 3 };
+enum { NTHREADS = 11, REPS = 3 };
 
 typedef struct {
     int64_t M, K, N;
@@ -29,6 +29,12 @@ static const job_spec specs[NTHREADS] = {
     {1, 8, 1, LNL_DTYPE_F64, LNL_STRATEGY_AUTO, 1},
     {23, 45, 67, LNL_DTYPE_F32, LNL_STRATEGY_REFERENCE, 1},
     {200, 16, 16, LNL_DTYPE_F32, LNL_STRATEGY_FUSED, 3},
+    /* 16-bit storage past the serial threshold (2e6 multiply-adds): the library's own
+     * threads run; K = 8192 gives row blocks of 512, so 600 rows take two blocks, and
+     * the widened x of the first must not be overwritten while it is read */
+    {600, 8192, 2, LNL_DTYPE_BF16, LNL_STRATEGY_UNFUSED, 2},
+    {600, 8192, 2, LNL_DTYPE_F16, LNL_STRATEGY_FUSED, 3},
+    {160, 130, 100, LNL_DTYPE_BF16, LNL_STRATEGY_AUTO, 2},
 };
 
 enum { B_X, B_LNW, B_LNB, B_W, B_B, B_DY, B_Y, B_MEAN, B_RSTD, B_LNOUT, B_DX, B_DLNW, B_DLNB, B_DW, B_DB, NB };

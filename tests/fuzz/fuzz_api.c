@@ -129,6 +129,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             /* inputs are built from bytes & 0x3F: finite floats, so y must be finite */
             const float *y = ptr[Y];
             for (int64_t k = 0; k < M * N; k++) FUZZ_ASSERT(isfinite(y[k]));
+        } else if ((p.dtype == LNL_DTYPE_BF16 || p.dtype == LNL_DTYPE_F16) && pf[Y] == buf[Y]) {
+            /* the same in 16 bits (at most 0x3F3F: below 1 in bf16, 2 in f16; |y| stays far
+             * below f16's 65504): no exponent field all ones */
+            const uint16_t *y = ptr[Y], expo = p.dtype == LNL_DTYPE_BF16 ? 0x7F80u : 0x7C00u;
+            for (int64_t k = 0; k < M * N; k++) FUZZ_ASSERT((y[k] & expo) != expo);
         }
     }
     uint8_t ex = rd(&r); /* lnl_backward_ex's y and linear_bias; 255: args NULL */
