@@ -20,6 +20,9 @@ typedef void (*lnl_ukr_f32)(int64_t kc, const float *a, const float *b, float *c
                             int accumulate, const float *bias);
 typedef void (*lnl_ukr_f64)(int64_t kc, const double *a, const double *b, double *c,
                             int64_t ldc, int accumulate, const double *bias);
+/* bf16 panels (gemm.h), float C; kc is the depth in values (pairs: (kc + 1) / 2). */
+typedef void (*lnl_ukr_bf16)(int64_t kc, const uint16_t *a, const uint16_t *b, float *c,
+                             int64_t ldc, int accumulate, const float *bias);
 
 /* Packing routines (gemm.h describes them); the ISA table may replace the portable
  * ones with vector versions that produce the same bits. */
@@ -33,6 +36,10 @@ typedef void (*lnl_pack_a_f64_fn)(double *dst, const struct lnl_gemm_f64 *g, int
                                   int64_t p0, int64_t kc, int mr);
 typedef void (*lnl_pack_b_f64_fn)(double *dst, const struct lnl_gemm_f64 *g, int64_t p0, int64_t kc,
                                   int64_t j0, int64_t nc, int nr);
+typedef void (*lnl_pack_a_bf16_fn)(uint16_t *dst, const struct lnl_gemm_f32 *g, int64_t i0,
+                                   int64_t mc, int64_t p0, int64_t kc, int mr);
+typedef void (*lnl_pack_b_bf16_fn)(uint16_t *dst, const struct lnl_gemm_f32 *g, int64_t p0,
+                                   int64_t kc, int64_t j0, int64_t nc, int nr);
 
 /* Register tile (mr x nr) and cache blocking (mc rows of A, kc depth, nc columns of B). */
 typedef struct lnl_blocking {
@@ -63,6 +70,11 @@ typedef struct lnl_cpu_isa {
     /* 16-bit (bf16 / f16) runs to float and back (half.h): bitwise the portable ones. */
     void (*half_to_f32)(float *dst, const uint16_t *src, int64_t n, lnl_dtype kind);
     void (*f32_to_half)(uint16_t *dst, const float *src, int64_t n, lnl_dtype kind);
+    /* bf16 problems' GEMMs on bf16 panels (NULL: they widen to float instead). */
+    lnl_ukr_bf16 ukr_bf16;
+    lnl_blocking blk_bf16;
+    lnl_pack_a_bf16_fn pack_a_bf16;
+    lnl_pack_b_bf16_fn pack_b_bf16;
 } lnl_cpu_isa;
 
 /* Largest mr * nr of any kernel: sizes the scratch tile for edges. */
@@ -74,11 +86,12 @@ void lnl_ukr_f32_avx2(int64_t, const float *, const float *, float *, int64_t, i
 void lnl_ukr_f64_avx2(int64_t, const double *, const double *, double *, int64_t, int, const double *);
 void lnl_ukr_f32_avx512(int64_t, const float *, const float *, float *, int64_t, int, const float *);
 void lnl_ukr_f64_avx512(int64_t, const double *, const double *, double *, int64_t, int, const double *);
+void lnl_ukr_bf16_avx512(int64_t, const uint16_t *, const uint16_t *, float *, int64_t, int, const float *);
 
-/* The best kernels this CPU runs, lowered by LNL_CPU_ISA=scalar|avx2|avx512;
+/* The best kernels this CPU runs, lowered by LNL_CPU_ISA=scalar|avx2|avx512|avx512bf16;
  * chosen once per process. */
 const lnl_cpu_isa *lnl_cpu_isa_get(void);
-/* "scalar", "avx2" or "avx512": which kernels run (for benchmarks and tests). */
+/* "scalar", "avx2", "avx512" or "avx512bf16": which kernels run (for benchmarks and tests). */
 const char *lnl_cpu_isa_name(void);
 
 /* ---- threads: one team per call, SPMD style ---- */

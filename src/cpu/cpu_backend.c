@@ -18,6 +18,7 @@ static double mnk(const lnl_problem *p) {
 
 static const lnl_blocking *blocking(const lnl_problem *p) {
     const lnl_cpu_isa *isa = lnl_cpu_isa_get();
+    if (p->dtype == LNL_DTYPE_BF16 && isa->ukr_bf16) return &isa->blk_bf16;
     return p->dtype == LNL_DTYPE_F64 ? &isa->blk_f64 : &isa->blk_f32;
 }
 

@@ -13,6 +13,9 @@ size_t lnl_gemm_thread_ws(const lnl_blocking *b, size_t elem, int64_t m, int64_t
 }
 
 #define T float
+#define TP float
+#define GEMM_T lnl_gemm_f32
+#define KPAD(kc) (kc)
 #define SUF f32
 #define BLK blk_f32
 #define UKR ukr_f32
@@ -21,6 +24,9 @@ size_t lnl_gemm_thread_ws(const lnl_blocking *b, size_t elem, int64_t m, int64_t
 #define HALF_PACK 1
 #include "gemm_loop_tmpl.h"
 #undef T
+#undef TP
+#undef GEMM_T
+#undef KPAD
 #undef SUF
 #undef BLK
 #undef UKR
@@ -29,6 +35,9 @@ size_t lnl_gemm_thread_ws(const lnl_blocking *b, size_t elem, int64_t m, int64_t
 #undef HALF_PACK
 
 #define T double
+#define TP double
+#define GEMM_T lnl_gemm_f64
+#define KPAD(kc) (kc)
 #define SUF f64
 #define BLK blk_f64
 #define UKR ukr_f64
@@ -37,6 +46,32 @@ size_t lnl_gemm_thread_ws(const lnl_blocking *b, size_t elem, int64_t m, int64_t
 #define HALF_PACK 0
 #include "gemm_loop_tmpl.h"
 #undef T
+#undef TP
+#undef GEMM_T
+#undef KPAD
+#undef SUF
+#undef BLK
+#undef UKR
+#undef PACK_A
+#undef PACK_B
+#undef HALF_PACK
+
+/* bf16 panels (the AVX-512 BF16 kernel): float C, depth padded to pairs. */
+#define T float
+#define TP uint16_t
+#define GEMM_T lnl_gemm_f32
+#define KPAD(kc) (((kc) + 1) & ~(int64_t)1)
+#define SUF bf16
+#define BLK blk_bf16
+#define UKR ukr_bf16
+#define PACK_A pack_a_bf16
+#define PACK_B pack_b_bf16
+#define HALF_PACK 0
+#include "gemm_loop_tmpl.h"
+#undef T
+#undef TP
+#undef GEMM_T
+#undef KPAD
 #undef SUF
 #undef BLK
 #undef UKR

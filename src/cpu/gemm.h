@@ -58,4 +58,19 @@ void lnl_pack_a_half(float *dst, const lnl_gemm_f32 *g, int64_t i0, int64_t mc, 
 void lnl_pack_b_half(float *dst, const lnl_gemm_f32 *g, int64_t p0, int64_t kc, int64_t j0,
                      int64_t nc, int nr);
 
+/* bf16 panels for the AVX-512 BF16 kernel (lnl_ukr_bf16): A slivers as [kc/2][mr][2],
+ * B slivers as [kc/2][nr][2], a sliver every mr * KPAD(kc) (nr * KPAD(kc)) values, an odd
+ * depth padded with zero; operands 16-bit (a_half, b_half), LayerNorm computed in float
+ * and rounded to bf16 once. lnl_gemm_f32_run hands bf16 problems to lnl_gemm_bf16_run
+ * where the ISA has the kernel. */
+void lnl_pack_a_bf16(uint16_t *dst, const lnl_gemm_f32 *g, int64_t i0, int64_t mc, int64_t p0,
+                     int64_t kc, int mr);
+void lnl_pack_b_bf16(uint16_t *dst, const lnl_gemm_f32 *g, int64_t p0, int64_t kc, int64_t j0,
+                     int64_t nc, int nr);
+void lnl_pack_a_bf16_avx512(uint16_t *dst, const lnl_gemm_f32 *g, int64_t i0, int64_t mc,
+                            int64_t p0, int64_t kc, int mr);
+void lnl_pack_b_bf16_avx512(uint16_t *dst, const lnl_gemm_f32 *g, int64_t p0, int64_t kc,
+                            int64_t j0, int64_t nc, int nr);
+void lnl_gemm_bf16_run(const lnl_par *par, const lnl_gemm_f32 *g, char *ws, size_t ws_stride);
+
 #endif /* LNL_GEMM_H */

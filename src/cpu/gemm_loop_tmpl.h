@@ -1,19 +1,21 @@
-/* BLIS-style blocking loops, instantiated once per dtype by gemm.c (T, SUF, BLK, UKR,
- * PACK_A, PACK_B and HALF_PACK, whether 16-bit operands can occur, defined). Loop order jc (nc columns) > pc (kc depth) > ic (mc rows) > jr > ir: a
+/* BLIS-style blocking loops, instantiated by gemm.c once per dtype and once for bf16
+ * panels (T: C's type; TP: the panels'; GEMM_T: the problem struct; KPAD: a panel's
+ * depth for kc; SUF, BLK, UKR, PACK_A, PACK_B; HALF_PACK: the float instance, whose
+ * 16-bit operands are widened while packing, or handed to the bf16 instance). Loop order jc (nc columns) > pc (kc depth) > ic (mc rows) > jr > ir: a
  * packed kc x nr sliver of B stays in L1 while mc x kc of A streams from L2. */
 #define LP_CAT_(a, b) a##b
 #define LP_CAT(a, b) LP_CAT_(a, b)
-#define GEMM LP_CAT(lnl_gemm_, SUF)
+#define GEMM GEMM_T
 
 static void LP_CAT(gemm_block_, SUF)(const GEMM *g, int64_t mb, int64_t me, int64_t nb,
-                                     int64_t ne, T *pa, T *pb, const lnl_cpu_isa *isa) {
+                                     int64_t ne, TP *pa, TP *pb, const lnl_cpu_isa *isa) {
     const lnl_blocking *bk = &isa->BLK;
     const int mr = bk->mr, nr = bk->nr;
     T edge[LNL_UKR_MAX_TILE];
     for (int64_t jc = nb; jc < ne; jc += bk->nc) {
         int64_t nc = ne - jc < bk->nc ? ne - jc : bk->nc;
         for (int64_t pc = 0; pc < g->k; pc += bk->kc) {
-            int64_t kc = g->k - pc < bk->kc ? g->k - pc : bk->kc;
+            int64_t kc = g->k - pc < bk->kc ? g->k - pc : bk->kc, kp = KPAD(kc);
             int acc = pc > 0;
 #if HALF_PACK
             if (g->b_half) lnl_pack_b_half(pb, g, pc, kc, jc, nc, nr);
@@ -34,11 +36,11 @@ static void LP_CAT(gemm_block_, SUF)(const GEMM *g, int64_t mb, int64_t me, int6
                         int mm = (int)(mc - ir < mr ? mc - ir : mr);
                         T *c = g->c + (ic + ir) * g->ldc + jc + jr;
                         if (mm == mr && nn == nr) {
-                            isa->UKR(kc, pa + ir * kc, pb + jr * kc, c, g->ldc, acc, bias);
+                            isa->UKR(kc, pa + ir * kp, pb + jr * kp, c, g->ldc, acc, bias);
                             continue;
                         }
                         /* Edge: full tile into scratch, then the same combine as the kernel. */
-                        isa->UKR(kc, pa + ir * kc, pb + jr * kc, edge, nr, 0, NULL);
+                        isa->UKR(kc, pa + ir * kp, pb + jr * kp, edge, nr, 0, NULL);
                         for (int i = 0; i < mm; i++)
                             for (int j = 0; j < nn; j++) {
                                 T v = edge[i * nr + j];
@@ -58,6 +60,12 @@ void LP_CAT(LP_CAT(lnl_gemm_, SUF), _run)(const lnl_par *par, const GEMM *g, cha
     const lnl_cpu_isa *isa = lnl_cpu_isa_get();
     const lnl_blocking *bk = &isa->BLK;
     if (g->m <= 0 || g->n <= 0) return;
+#if HALF_PACK
+    if (g->half == LNL_DTYPE_BF16 && g->a_half && g->b_half && isa->ukr_bf16) {
+        lnl_gemm_bf16_run(par, g, ws, ws_stride);
+        return;
+    }
+#endif
     /* Split the larger output dimension: each thread then repacks only the smaller
      * operand, and no reduction is ever divided between threads. */
     int64_t mb = 0, me = g->m, nb = 0, ne = g->n;
@@ -68,8 +76,8 @@ void LP_CAT(LP_CAT(lnl_gemm_, SUF), _run)(const lnl_par *par, const GEMM *g, cha
     int64_t kc = g->k < bk->kc ? g->k : bk->kc;
     int64_t mc = me - mb < bk->mc ? me - mb : bk->mc;
     mc = (mc + bk->mr - 1) / bk->mr * bk->mr;
-    T *pa = (T *)mine;
-    T *pb = (T *)(mine + lnl_ws_round((size_t)(mc * kc) * sizeof(T)));
+    TP *pa = (TP *)mine;
+    TP *pb = (TP *)(mine + lnl_ws_round((size_t)(mc * KPAD(kc)) * sizeof(TP)));
     LP_CAT(gemm_block_, SUF)(g, mb, me, nb, ne, pa, pb, isa);
 }
 

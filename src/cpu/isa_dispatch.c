@@ -1,5 +1,6 @@
 /* Picks the micro-kernels once per process: the best the CPU supports, lowered
- * (never raised) by LNL_CPU_ISA so tests can exercise every kernel on one host. */
+ * (never raised) by LNL_CPU_ISA=scalar|avx2|avx512|avx512bf16 so tests can exercise
+ * every kernel on one host. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,17 +24,28 @@
 static const lnl_cpu_isa isa_scalar = {
     "scalar", lnl_ukr_f32_scalar, {4, 4, 64, 256, 1024}, lnl_ukr_f64_scalar, {4, 4, 64, 256, 1024},
     lnl_pack_a_f32, lnl_pack_b_f32, lnl_pack_a_f64, lnl_pack_b_f64, NULL, NULL, lnl_ln_stats_f32,
-    NULL, lnl_half_to_f32_row, lnl_f32_to_half_row};
+    NULL, lnl_half_to_f32_row, lnl_f32_to_half_row, NULL, {0}, NULL, NULL};
 static const lnl_cpu_isa isa_avx2 = {
     "avx2", lnl_ukr_f32_avx2, {6, 16, 144, 384, 4080}, lnl_ukr_f64_avx2, {6, 8, 96, 256, 2040},
     lnl_pack_a_f32_avx2, lnl_pack_b_f32_avx2, lnl_pack_a_f64, lnl_pack_b_f64,
     lnl_cpu_small_forward_f32_avx2, lnl_cpu_small_backward_f32_avx2, lnl_ln_stats_f32_avx2,
-    lnl_ln_dx_colsums_f32_avx2, lnl_half_to_f32_row_avx2, lnl_f32_to_half_row_avx2};
+    lnl_ln_dx_colsums_f32_avx2, lnl_half_to_f32_row_avx2, lnl_f32_to_half_row_avx2, NULL, {0}, NULL,
+    NULL};
 static const lnl_cpu_isa isa_avx512 = {
     "avx512", lnl_ukr_f32_avx512, {12, 32, 480, 384, 3072}, lnl_ukr_f64_avx512, {12, 16, 240, 256, 3072},
     lnl_pack_a_f32_avx2, lnl_pack_b_f32_avx2, lnl_pack_a_f64, lnl_pack_b_f64,
     lnl_cpu_small_forward_f32_avx2, lnl_cpu_small_backward_f32_avx2, lnl_ln_stats_f32_avx2,
-    lnl_ln_dx_colsums_f32_avx2, lnl_half_to_f32_row_avx2, lnl_f32_to_half_row_avx2};
+    lnl_ln_dx_colsums_f32_avx2, lnl_half_to_f32_row_avx2, lnl_f32_to_half_row_avx2, NULL, {0}, NULL,
+    NULL};
+
+/* AVX-512 with BF16 (Zen 4, Cooper Lake, Sapphire Rapids): bf16 problems' GEMMs on bf16
+ * panels with VDPBF16PS; everything else as avx512. */
+static const lnl_cpu_isa isa_avx512bf16 = {
+    "avx512bf16", lnl_ukr_f32_avx512, {12, 32, 480, 384, 3072}, lnl_ukr_f64_avx512, {12, 16, 240, 256, 3072},
+    lnl_pack_a_f32_avx2, lnl_pack_b_f32_avx2, lnl_pack_a_f64, lnl_pack_b_f64,
+    lnl_cpu_small_forward_f32_avx2, lnl_cpu_small_backward_f32_avx2, lnl_ln_stats_f32_avx2,
+    lnl_ln_dx_colsums_f32_avx2, lnl_half_to_f32_row_avx2, lnl_f32_to_half_row_avx2,
+    lnl_ukr_bf16_avx512, {12, 32, 480, 384, 3072}, lnl_pack_a_bf16_avx512, lnl_pack_b_bf16_avx512};
 
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
 static const lnl_cpu_isa *isa_chosen = &isa_scalar;
@@ -43,6 +55,7 @@ static int isa_rank(const char *name) {
     if (strcmp(name, "scalar") == 0) return 0;
     if (strcmp(name, "avx2") == 0) return 1;
     if (strcmp(name, "avx512") == 0) return 2;
+    if (strcmp(name, "avx512bf16") == 0) return 3;
     return 99;
 }
 
@@ -56,10 +69,14 @@ static void isa_init(void) {
     if (best == 1 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
         best = 2;
+    if (best == 2 && __builtin_cpu_supports("avx512bf16")) best = 3;
 #endif
     int want = isa_rank(getenv("LNL_CPU_ISA"));
     int rank = want < best ? want : best;
-    isa_chosen = rank == 2 ? &isa_avx512 : rank == 1 ? &isa_avx2 : &isa_scalar;
+    isa_chosen = rank == 3   ? &isa_avx512bf16
+                 : rank == 2 ? &isa_avx512
+                 : rank == 1 ? &isa_avx2
+                             : &isa_scalar;
 }
 
 const lnl_cpu_isa *lnl_cpu_isa_get(void) {

@@ -4,7 +4,10 @@
  * kernel's (12-row A, 32-column B), over row, column and depth tails. Then the 16-bit
  * conversions (src/cpu/half.h): every bf16 and f16 value widened, and 2^24 float bit
  * patterns plus the edge cases rounded, AVX2 + F16C against portable, bitwise; every
- * finite 16-bit value survives the round trip; and known roundings. The routines are
+ * finite 16-bit value survives the round trip; and known roundings. Then the AVX-512
+ * bf16 panel packers (gemm_pack_avx512bf16.c) against the portable ones
+ * (gemm_pack_bf16.c), bitwise, in the four operand forms and the fallbacks, with and
+ * without the LayerNorm, over row, column and odd depth tails. The routines are
  * internal, so this program compiles their sources itself (tests/CMakeLists.txt).
  * With --time it also prints the best of 30 timings of each at the AVX-512 kernel's
  * block sizes (the evidence behind using them there; docs/cpu-performance-notes.md). */
@@ -190,6 +193,96 @@ static void check_half(void) {
     }
 }
 
+static uint16_t *filled_bf16(size_t n, unsigned seed) {
+    float *f = filled(n, seed);
+    uint16_t *h = malloc(n * sizeof(uint16_t));
+    for (size_t i = 0; i < n; i++) h[i] = lnl_f32_to_bf16(f[i]);
+    free(f);
+    return h;
+}
+
+/* b is the vector packer's output, filled with 0xeeee before: the 64 values past the
+ * panel must still hold that (no store past the panel). */
+static void expect_same16(const char *what, const uint16_t *a, const uint16_t *b, size_t n) {
+    for (size_t i = n; i < n + 64; i++)
+        if (b[i] != 0xeeee) {
+            printf("FAIL %s: value %zu past the panel written\n", what, i - n);
+            failures++;
+            return;
+        }
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i]) {
+            printf("FAIL %s: first difference at %zu (%04x vs %04x)\n", what, i, a[i], b[i]);
+            failures++;
+            return;
+        }
+}
+
+/* Panels of the 12 x 32 BF16 kernel: A rows (LN optional) and A = dy^T columns, B rows
+ * (LN optional) and B = W^T, plus slivers the vector code hands back (mr 6, nr 16). */
+static void check_bf16_panels(void) {
+    const int64_t M = 45, K = 203, N = 77;
+    uint16_t *x = filled_bf16((size_t)(M * K), 1), *w = filled_bf16((size_t)(N * K), 2);
+    float *mean = filled((size_t)K, 3), *rstd = filled((size_t)K, 4);
+    float *gamma = filled((size_t)K, 5), *beta = filled((size_t)K, 6);
+    const size_t cap = (size_t)(M + 32) * (size_t)(K + 32) * 2;
+    uint16_t *p1 = calloc(cap, 2), *p2 = calloc(cap, 2);
+    char what[160];
+    const int shapes[2][2] = {{12, 32}, {6, 16}};
+    for (int sh = 0; sh < 2; sh++) {
+        const int mr = shapes[sh][0], nr = shapes[sh][1];
+        for (int xf = 0; xf < 4; xf++) {
+            lnl_xform_f32 t = {mean, rstd, xf == 2 ? NULL : gamma, xf == 3 ? NULL : beta};
+            const lnl_xform_f32 *tx = xf ? &t : NULL;
+            for (int64_t mc = 1; mc <= 2 * mr + 1; mc += mr - 1)
+                for (int64_t kc = 1; kc <= 37; kc += 9) { /* odd and even depths, tails of 16 */
+                    const int64_t kp = (kc + 1) & ~(int64_t)1;
+                    const size_t n = (size_t)((mc + mr - 1) / mr * mr * kp);
+                    lnl_gemm_f32 g = {0};
+                    g.m = M, g.n = N, g.k = K, g.a_half = x, g.rsa = K, g.csa = 1, g.xa = tx;
+                    g.half = LNL_DTYPE_BF16;
+                    memset(p1, 0xff, n * 2), memset(p2, 0xee, (n + 64) * 2);
+                    lnl_pack_a_bf16(p1, &g, 3, mc, 5, kc, mr);
+                    lnl_pack_a_bf16_avx512(p2, &g, 3, mc, 5, kc, mr);
+                    snprintf(what, sizeof what, "bf16 pack A rows mr=%d mc=%ld kc=%ld xform=%d", mr,
+                             (long)mc, (long)kc, xf);
+                    expect_same16(what, p1, p2, n);
+                    if (xf) continue;
+                    g.m = K, g.k = M, g.rsa = 1, g.csa = K; /* A(i, p) = x[p*K + i]: dy^T's form */
+                    memset(p1, 0xff, n * 2), memset(p2, 0xee, (n + 64) * 2);
+                    lnl_pack_a_bf16(p1, &g, 7, mc, 2, kc, mr);
+                    lnl_pack_a_bf16_avx512(p2, &g, 7, mc, 2, kc, mr);
+                    snprintf(what, sizeof what, "bf16 pack A columns mr=%d mc=%ld kc=%ld", mr, (long)mc,
+                             (long)kc);
+                    expect_same16(what, p1, p2, n);
+                }
+            for (int64_t nc = 1; nc <= 2 * nr + 3; nc += nr + 1)
+                for (int64_t kc = 1; kc <= 37; kc += 9) {
+                    const int64_t kp = (kc + 1) & ~(int64_t)1;
+                    const size_t n = (size_t)((nc + nr - 1) / nr * nr * kp);
+                    lnl_gemm_f32 g = {0};
+                    g.m = M, g.n = K, g.k = M, g.b_half = x, g.rsb = K, g.csb = 1, g.xb = tx;
+                    g.half = LNL_DTYPE_BF16; /* B(p, j) = x[p*K + j], LN per row p: dW's form */
+                    memset(p1, 0xff, n * 2), memset(p2, 0xee, (n + 64) * 2);
+                    lnl_pack_b_bf16(p1, &g, 2, kc, 4, nc, nr);
+                    lnl_pack_b_bf16_avx512(p2, &g, 2, kc, 4, nc, nr);
+                    snprintf(what, sizeof what, "bf16 pack B rows nr=%d nc=%ld kc=%ld xform=%d", nr,
+                             (long)nc, (long)kc, xf);
+                    expect_same16(what, p1, p2, n);
+                    if (xf) continue;
+                    g.n = N, g.k = K, g.b_half = w, g.rsb = 1, g.csb = K; /* W^T: the forward's B */
+                    memset(p1, 0xff, n * 2), memset(p2, 0xee, (n + 64) * 2);
+                    lnl_pack_b_bf16(p1, &g, 3, kc, 6, nc, nr);
+                    lnl_pack_b_bf16_avx512(p2, &g, 3, kc, 6, nc, nr);
+                    snprintf(what, sizeof what, "bf16 pack B = W^T nr=%d nc=%ld kc=%ld", nr, (long)nc,
+                             (long)kc);
+                    expect_same16(what, p1, p2, n);
+                }
+        }
+    }
+    free(x), free(w), free(mean), free(rstd), free(gamma), free(beta), free(p1), free(p2);
+}
+
 static double now_us(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -240,6 +333,11 @@ int main(int argc, char **argv) {
     check_shapes(6, 16);
     check_shapes(12, 32);
     check_half();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl"))
+        check_bf16_panels();
+    else
+        printf("bf16 panels: skipped (this CPU has no AVX-512 BW/VL)\n");
     if (argc > 1 && strcmp(argv[1], "--time") == 0) time_avx512_blocks();
     printf("%s\n", failures ? "FAILED" : "packing and 16-bit conversions: AVX2 and portable bitwise the same");
     return failures ? 1 : 0;

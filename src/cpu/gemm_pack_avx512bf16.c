@@ -1,0 +1,164 @@
+/* AVX-512 packing of bf16 panels (layout in gemm.h) for the 12 x 32 BF16 kernel,
+ * bitwise equal to the portable gemm_pack_bf16.c (tests/c/test_pack.c). Two forms:
+ *  - lines with contiguous depth (A's rows, B = W^T's columns): 16 depth values of 8
+ *    lines at a time, normalized in float when asked and rounded to bf16, are 8 pairs
+ *    (32-bit lanes) per line, which one 8 x 8 transpose turns into the panel's order;
+ *  - depth rows contiguous along the panel (B's rows, A = dy^T's columns): rows p and
+ *    p + 1 are interleaved value by value with one two-source permute.
+ * Other slivers go to the portable code. */
+#include <immintrin.h>
+
+#include "gemm.h"
+#include "transpose8_avx2.h"
+
+/* 16 floats rounded to bf16 as lnl_f32_to_bf16 does (nearest even; NaN stays NaN). */
+static inline __m256i round_bf16x16(__m512 v) {
+    const __m512i u = _mm512_castps_si512(v), hi = _mm512_srli_epi32(u, 16);
+    __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)),
+                                 _mm512_and_si512(hi, _mm512_set1_epi32(1)));
+    r = _mm512_srli_epi32(r, 16);
+    r = _mm512_mask_mov_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q),
+                              _mm512_or_si512(hi, _mm512_set1_epi32(0x40)));
+    return _mm512_cvtepi32_epi16(r);
+}
+
+/* 16 bf16 values normalized ((v - mu) * rs, * g, + b: the portable order) and rounded;
+ * lanes outside m are zero. */
+static inline __m256i ln_bf16x16(__m256i h, __m512 mu, __m512 rs, __m512 g, __m512 b, int has_g,
+                                 int has_b, __mmask16 m) {
+    __m512 v = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    v = _mm512_mul_ps(_mm512_sub_ps(v, mu), rs);
+    if (has_g) v = _mm512_mul_ps(v, g);
+    if (has_b) v = _mm512_add_ps(v, b);
+    return _mm256_maskz_mov_epi16(m, round_bf16x16(v));
+}
+
+/* Lines with contiguous depth: line l (< cnt <= L) holds its kc depth values at src[l];
+ * with xf, line l is normalized by mean[l], rstd[l] and depth p by gamma[p], beta[p]. */
+static void pack_lines(uint16_t *dst, int L, const uint16_t *const *src, int cnt, int64_t kc,
+                       const float *mean, const float *rstd, const float *gamma,
+                       const float *beta, int xf) {
+    for (int64_t p = 0; p < kc; p += 16) {
+        const int rem = kc - p < 16 ? (int)(kc - p) : 16, units = (rem + 1) / 2;
+        const __mmask16 m = (__mmask16)(rem == 16 ? 0xFFFFu : (1u << rem) - 1u);
+        __m512 g = _mm512_setzero_ps(), b = _mm512_setzero_ps();
+        if (xf && gamma) g = _mm512_maskz_loadu_ps(m, gamma + p);
+        if (xf && beta) b = _mm512_maskz_loadu_ps(m, beta + p);
+        for (int l0 = 0; l0 < L; l0 += 8) {
+            __m256 r[8];
+            for (int l = 0; l < 8; l++) {
+                const int line = l0 + l;
+                __m256i h = _mm256_setzero_si256();
+                if (line < cnt) {
+                    h = _mm256_maskz_loadu_epi16(m, src[line] + p);
+                    if (xf)
+                        h = ln_bf16x16(h, _mm512_set1_ps(mean[line]), _mm512_set1_ps(rstd[line]), g, b,
+                                       gamma != NULL, beta != NULL, m);
+                }
+                r[l] = _mm256_castsi256_ps(h);
+            }
+            transpose8(r); /* r[u]: pair u of lines l0..l0+7 */
+            uint16_t *o = dst + (p / 2) * 2 * L + 2 * l0;
+            for (int u = 0; u < units; u++) {
+                if (L - l0 >= 8) _mm256_storeu_ps((float *)(void *)(o + u * 2 * L), r[u]);
+                else _mm_storeu_si128((__m128i *)(o + u * 2 * L), _mm256_castsi256_si128(_mm256_castps_si256(r[u])));
+            }
+        }
+    }
+}
+
+/* Depth rows contiguous along the panel: row p (< kc) holds the panel's cnt (<= L <= 32)
+ * values at src + p * ld; with xf, row p is normalized by mean[p], rstd[p] and value j
+ * by gamma[j], beta[j]. */
+static void pack_rows(uint16_t *dst, int L, const uint16_t *src, int64_t ld, int cnt, int64_t kc,
+                      const float *mean, const float *rstd, const float *gamma, const float *beta,
+                      int xf) {
+    const __mmask32 m = cnt >= 32 ? 0xFFFFFFFFu : (1u << cnt) - 1u;
+    const __mmask16 m0 = (__mmask16)m, m1 = (__mmask16)(m >> 16);
+    __m512 g0 = _mm512_setzero_ps(), g1 = g0, b0 = g0, b1 = g0;
+    if (xf && gamma) g0 = _mm512_maskz_loadu_ps(m0, gamma), g1 = _mm512_maskz_loadu_ps(m1, gamma + 16);
+    if (xf && beta) b0 = _mm512_maskz_loadu_ps(m0, beta), b1 = _mm512_maskz_loadu_ps(m1, beta + 16);
+    /* out[2k] = first[k], out[2k+1] = second[k]: value k of rows p and p + 1 side by side */
+    __m512i lo_idx, hi_idx;
+    {
+        uint16_t lo[32], hi[32];
+        for (int k = 0; k < 16; k++) {
+            lo[2 * k] = (uint16_t)k, lo[2 * k + 1] = (uint16_t)(32 + k);
+            hi[2 * k] = (uint16_t)(16 + k), hi[2 * k + 1] = (uint16_t)(48 + k);
+        }
+        lo_idx = _mm512_loadu_si512(lo);
+        hi_idx = _mm512_loadu_si512(hi);
+    }
+    const __mmask32 store_lo = 2 * L >= 32 ? 0xFFFFFFFFu : (1u << (2 * L)) - 1u;
+    const __mmask32 store_hi = 2 * L >= 64 ? 0xFFFFFFFFu : 2 * L <= 32 ? 0u : (1u << (2 * L - 32)) - 1u;
+    for (int64_t p = 0; p < kc; p += 2) {
+        __m512i row[2];
+        for (int t = 0; t < 2; t++) {
+            row[t] = _mm512_setzero_si512();
+            if (p + t >= kc) continue;
+            row[t] = _mm512_maskz_loadu_epi16(m, src + (p + t) * ld);
+            if (!xf) continue;
+            const __m512 mu = _mm512_set1_ps(mean[p + t]), rs = _mm512_set1_ps(rstd[p + t]);
+            __m256i a = ln_bf16x16(_mm512_castsi512_si256(row[t]), mu, rs, g0, b0, gamma != NULL,
+                                   beta != NULL, m0);
+            __m256i c = ln_bf16x16(_mm512_extracti64x4_epi64(row[t], 1), mu, rs, g1, b1,
+                                   gamma != NULL, beta != NULL, m1);
+            row[t] = _mm512_inserti64x4(_mm512_castsi256_si512(a), c, 1);
+        }
+        uint16_t *o = dst + (p / 2) * 2 * L;
+        _mm512_mask_storeu_epi16(o, store_lo, _mm512_permutex2var_epi16(row[0], lo_idx, row[1]));
+        if (store_hi) _mm512_mask_storeu_epi16(o + 32, store_hi, _mm512_permutex2var_epi16(row[0], hi_idx, row[1]));
+    }
+}
+
+void lnl_pack_a_bf16_avx512(uint16_t *dst, const lnl_gemm_f32 *g, int64_t i0, int64_t mc,
+                            int64_t p0, int64_t kc, int mr) {
+    const lnl_xform_f32 *x = g->xa;
+    const int64_t kp = (kc + 1) & ~(int64_t)1;
+    if (mr != 12 || !(g->csa == 1 || (g->rsa == 1 && !x))) {
+        lnl_pack_a_bf16(dst, g, i0, mc, p0, kc, mr);
+        return;
+    }
+    for (int64_t ir = 0; ir < mc; ir += mr) {
+        const int mm = (int)(mc - ir < mr ? mc - ir : mr);
+        uint16_t *d = dst + ir * kp;
+        if (g->csa == 1) {
+            const uint16_t *s[12];
+            float mu[12] = {0}, rs[12] = {0};
+            for (int i = 0; i < mm; i++) {
+                const int64_t row = i0 + ir + i;
+                s[i] = g->a_half + row * g->rsa + p0;
+                if (x) mu[i] = x->mean[row], rs[i] = x->rstd[row];
+            }
+            pack_lines(d, mr, s, mm, kc, mu, rs, x && x->gamma ? x->gamma + p0 : NULL,
+                       x && x->beta ? x->beta + p0 : NULL, x != NULL);
+        } else {
+            pack_rows(d, mr, g->a_half + (i0 + ir) + p0 * g->csa, g->csa, mm, kc, NULL, NULL, NULL,
+                      NULL, 0);
+        }
+    }
+}
+
+void lnl_pack_b_bf16_avx512(uint16_t *dst, const lnl_gemm_f32 *g, int64_t p0, int64_t kc,
+                            int64_t j0, int64_t nc, int nr) {
+    const lnl_xform_f32 *x = g->xb;
+    const int64_t kp = (kc + 1) & ~(int64_t)1;
+    if (nr != 32 || !(g->csb == 1 || (g->rsb == 1 && !x))) {
+        lnl_pack_b_bf16(dst, g, p0, kc, j0, nc, nr);
+        return;
+    }
+    for (int64_t jr = 0; jr < nc; jr += nr) {
+        const int nn = (int)(nc - jr < nr ? nc - jr : nr);
+        const int64_t j = j0 + jr;
+        uint16_t *d = dst + jr * kp;
+        if (g->csb == 1) {
+            pack_rows(d, nr, g->b_half + p0 * g->rsb + j, g->rsb, nn, kc, x ? x->mean + p0 : NULL,
+                      x ? x->rstd + p0 : NULL, x && x->gamma ? x->gamma + j : NULL,
+                      x && x->beta ? x->beta + j : NULL, x != NULL);
+        } else {
+            const uint16_t *s[32];
+            for (int q = 0; q < nn; q++) s[q] = g->b_half + p0 + (j + q) * g->csb;
+            pack_lines(d, nr, s, nn, kc, NULL, NULL, NULL, NULL, 0);
+        }
+    }
+}
