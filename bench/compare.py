@@ -61,7 +61,8 @@ QUICK_SHAPES = {
     "cpu": [(16, 8, 16), (96, 64, 80), (256, 192, 128)],
 }
 # f16 on CUDA since session 28: lnl-bench without it never timed FUSED's f16 backward, which
-# had run 1.9-3.8x slower than bf16's
+# had run 1.9-3.8x slower than bf16's. The CPU also takes bf16 and f16 (16-bit storage,
+# accumulated in float32) and f64 through --dtypes; its default stays f32.
 DTYPES = {"cuda": ["bf16", "f16", "f32"], "cpu": ["f32"]}
 DTYPE_OF = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16,
             "f64": torch.float64}
@@ -485,7 +486,8 @@ def parse_args(argv=None):
     ap.add_argument("--shapes", nargs="+", type=parse_shape, metavar="M,K,N",
                     help="override the standard suite")
     ap.add_argument("--dtypes", nargs="+", choices=sorted(DTYPE_OF),
-                    help="default: bf16 f16 f32 on cuda, f32 on cpu")
+                    help="default: bf16 f16 f32 on cuda, f32 on cpu (which also takes "
+                    "bf16 f16 f64)")
     ap.add_argument("--reps", type=int, default=None,
                     help="most timed samples per candidate and phase (default 50, quick 5)")
     ap.add_argument("--min-reps", type=int, default=5, help="fewest samples, whatever the budget")

@@ -65,9 +65,11 @@ typedef enum {
 
 /* Storage type of x, y, all parameters, ln_out and all gradients. Arithmetic
  * accumulates in float64 for F64 and in float32 otherwise. On the CPU, BF16 and F16
- * are storage only: every value is widened to float where it is read, all arithmetic
- * is float32 (the normalized activation included, never rounded to 16 bits unless
- * ln_out is written), and each output is rounded once, to nearest even. */
+ * are storage: values are widened to float where they are read, LayerNorm and every
+ * sum run in float32, and each output is rounded once, to nearest even. The GEMMs
+ * multiply float operands, except BF16's on CPUs with AVX512_BF16 (LNL_CPU_ISA=avx512
+ * turns that off), which multiply bf16 operands: there the normalized activation is
+ * rounded to bf16 before its GEMM, as on CUDA and in PyTorch's bf16 LayerNorm. */
 typedef enum { LNL_DTYPE_F32 = 0, LNL_DTYPE_F64 = 1, LNL_DTYPE_BF16 = 2, LNL_DTYPE_F16 = 3 } lnl_dtype;
 
 /* Where the buffers live and the work runs. */

@@ -270,7 +270,8 @@ at::Tensor contig(const at::Tensor &t) {
     return t.defined() ? t.contiguous() : at::Tensor();
 }
 
-// mean/rstd in the accumulation type, as F.layer_norm returns them.
+// mean/rstd in the accumulation type, as F.layer_norm returns them: float32 for float32,
+// bf16 and f16 (CPU and CUDA alike), float64 for float64.
 at::ScalarType acc_type(at::ScalarType t) {
     return t == at::kDouble ? at::kDouble : at::kFloat;
 }
@@ -434,8 +435,10 @@ bool operands_ok(const at::Tensor &x, const std::optional<at::Tensor> &ln_weight
     if (!x.defined() || !w.defined() || x.dim() != 2 || w.dim() != 2) return false;
     const at::ScalarType t = x.scalar_type();
     const c10::Device dev = x.device();
-    const bool dtype_ok = dev.is_cpu()    ? t == at::kFloat || t == at::kDouble
-                          : dev.is_cuda() ? t == at::kFloat || t == at::kBFloat16 || t == at::kHalf
+    // ops.SUPPORTED_DTYPES: the CPU also takes bf16/f16 (16-bit storage, float32 arithmetic).
+    const bool half = t == at::kBFloat16 || t == at::kHalf;
+    const bool dtype_ok = dev.is_cpu()    ? t == at::kFloat || t == at::kDouble || half
+                          : dev.is_cuda() ? t == at::kFloat || half
                                           : false;
     const int64_t K = x.size(1), N = w.size(0);
     if (!dtype_ok || K < 1 || N < 1 || w.size(1) != K || w.scalar_type() != t || w.device() != dev)

@@ -30,7 +30,9 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
     x: [..., K] (any strides; copied to contiguous memory when needed).
     ln_weight, ln_bias: [K] or None (ones / zeros). linear_weight: [N, K] (nn.Linear's
     layout). linear_bias: [N] or None. All tensors share x's device and dtype:
-    float32/float64 on CPU, float32/bfloat16/float16 on CUDA.
+    float32/float64/bfloat16/float16 on CPU (bfloat16 and float16 stored in 16 bits,
+    accumulated in float32), float32/bfloat16/float16 on CUDA; y and the gradients come back
+    in that dtype (mean and rstd, kept for the backward, in float32 but for float64).
     recompute: True saves x, mean and rstd for the backward, which rebuilds the
     normalized activation; False also saves it (ln_out, M x K) and skips that work.
     Where the library's backward reads the forward's output (lnl_backward_wants_y: on CUDA,
@@ -38,7 +40,7 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
     recompute=True), the returned y itself (no copy) is saved too; modifying it in place
     before the backward then raises autograd's "modified by an inplace operation" error,
     as for any function that saves its output. Clone y first to change it in place.
-    strategy: "auto" (default), "fused", "unfused" or "reference" (CPU float32/64 only),
+    strategy: "auto" (default), "fused", "unfused" or "reference" (CPU only, any dtype),
     for tests and benchmarks. Returns y of shape [..., N].
     """
     code = STRATEGIES.get(strategy) if isinstance(strategy, str) else None

@@ -40,9 +40,11 @@ _LNL_DTYPE = {
 }
 
 # What the issue promises per device. Kept as a plain table (not asked of lnl_check at
-# call time) so torch.compile can trace the checks without a graph break.
+# call time) so torch.compile can trace the checks without a graph break. bfloat16 and
+# float16 on the CPU are 16-bit storage: the library accumulates in float32 (mean and rstd
+# stay float32, _acc_dtype) and returns y and the gradients in the 16-bit dtype.
 SUPPORTED_DTYPES = {
-    "cpu": (torch.float32, torch.float64),
+    "cpu": (torch.float32, torch.float64, torch.bfloat16, torch.float16),
     "cuda": (torch.float32, torch.bfloat16, torch.float16),
 }
 
@@ -131,7 +133,8 @@ def _contig(t):
 
 
 def _acc_dtype(dtype):
-    # mean/rstd are kept in the accumulation type, as F.layer_norm returns them.
+    # mean/rstd are kept in the accumulation type, as F.layer_norm returns them: float32
+    # for float32, bfloat16 and float16 on either device, float64 for float64.
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 

@@ -24,8 +24,9 @@ def devices():
 
 
 DEVICES = devices()
+# bfloat16/float16 on the CPU: stored in 16 bits, accumulated in float32 (commits 8f3218e, cc15004).
 DTYPES = {
-    "cpu": [torch.float32, torch.float64],
+    "cpu": [torch.float32, torch.float64, torch.bfloat16, torch.float16],
     "cuda": [torch.float32, torch.bfloat16, torch.float16],
 }
 DEVICE_DTYPES = [(d, t) for d in DEVICES for t in DTYPES[d]]

@@ -231,8 +231,9 @@ def test_checkpoint_recomputes_through_the_node():
     _assert_bitwise(ck_cpp, plain, "checkpointed against plain")
 
 
-def test_saves_what_the_python_path_saves():
-    inputs, _ = make_inputs((64,), 128, 8, torch.float32, "cpu")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=dtype_id)
+def test_saves_what_the_python_path_saves(dtype):
+    inputs, _ = make_inputs((64,), 128, 8, dtype, "cpu")
     leaves = [t.detach().requires_grad_() for t in inputs]
 
     def saved(recompute):
@@ -249,9 +250,12 @@ def test_saves_what_the_python_path_saves():
     for recompute in (True, False):
         cpp, py = _both(lambda: saved(recompute))
         assert cpp == py, f"recompute={recompute}"
-    # ln_out [64, 128] kept only with recompute=False
-    assert saved(False).count(((64, 128), torch.float32)) == 2
-    assert saved(True).count(((64, 128), torch.float32)) == 1
+    # ln_out [64, 128] kept only with recompute=False, in x's dtype; mean and rstd in float32
+    # whatever x's dtype (16-bit included)
+    assert saved(False).count(((64, 128), dtype)) == 2
+    assert saved(True).count(((64, 128), dtype)) == 1
+    for recompute in (True, False):
+        assert saved(recompute).count(((64,), torch.float32)) == 2
 
 
 def test_gradcheck_float64():
@@ -316,6 +320,8 @@ _BAD = [
     (0, lambda: torch.randn(4, 11)),                       # K against linear_weight
     (0, lambda: torch.randn(4, 0)),                        # K = 0
     (0, lambda: torch.randn(4, 10, dtype=torch.float64)),  # x's dtype against the rest
+    (0, lambda: torch.randn(4, 10).to(torch.bfloat16)),    # a CPU dtype, against the rest
+    (0, lambda: torch.randn(4, 10, dtype=torch.complex64)),  # a dtype no device takes
     (0, lambda: torch.randn(2, 2, 10)[:, :, :9]),          # 3-D, K against linear_weight
     (1, lambda: torch.randn(9)),
     (1, lambda: torch.randn(10, 1)),
@@ -358,6 +364,14 @@ def test_op_checks_its_operands_itself():
             op(*args, 1e-5, False, 0)
     y = op(*inputs, 1e-5, False, 0)  # and takes good ones
     assert y.shape == (4, 6)
+    for dtype in (torch.bfloat16, torch.float16):  # 16-bit CPU ones too (commit 8f3218e)
+        half = [t.to(dtype) for t in inputs]
+        y = op(*half, 1e-5, False, 0)
+        assert y.shape == (4, 6) and y.dtype == dtype
+        mixed = [half[0]] + [t.to(torch.float16 if dtype == torch.bfloat16 else torch.bfloat16)
+                             for t in half[1:]]
+        with pytest.raises(ValueError, match="operands rejected"):
+            op(*mixed, 1e-5, False, 0)
 
 
 def test_fast_path_leaves_the_checks_to_the_op(monkeypatch):
@@ -488,11 +502,12 @@ def test_unloadable_extension_falls_back_with_a_warning(tmp_path):
     assert "using the Python autograd path" in r.stderr
 
 
-def test_concurrent_threads_agree():
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=dtype_id)
+def test_concurrent_threads_agree(dtype):
     # Forward and backward from several Python threads at once (the op releases the GIL;
     # its caches are shared under locks): every thread's results equal one thread's.
     import threading
-    inputs, dy = make_inputs((24,), 32, 16, torch.float32, "cpu")
+    inputs, dy = make_inputs((24,), 32, 16, dtype, "cpu")
     ref = _run(inputs, dy, [True] * 5)
     bad = []
 

@@ -23,7 +23,11 @@ def call(inputs, **kw):
     (0, torch.randn(4, 0), ValueError, ["in_features"]),
     (0, [[1.0] * 10], TypeError, ["x", "torch.Tensor"]),
     (0, torch.randn(4, 10, dtype=torch.float64), TypeError, ["ln_weight", "dtype"]),
-    (0, torch.randn(4, 10).to(torch.bfloat16), TypeError, ["x", "bfloat16", "cpu"]),
+    # bfloat16 is a CPU dtype now (16-bit storage, float32 arithmetic): bf16 x beside
+    # float32 parameters is a mismatch; a dtype no device takes names x, cpu and the list
+    (0, torch.randn(4, 10).to(torch.bfloat16), TypeError, ["ln_weight", "bfloat16", "float32"]),
+    (0, torch.randn(4, 10, dtype=torch.complex64), TypeError,
+     ["x", "complex64", "cpu", "float32, float64, bfloat16, float16"]),
     (0, torch.randint(0, 5, (4, 10)), TypeError, ["x", "int64"]),
     (1, torch.randn(9), ValueError, ["ln_weight", "[10]"]),
     (1, torch.randn(10, 1), ValueError, ["ln_weight"]),
@@ -65,6 +69,20 @@ def test_mixed_devices(index):
     name = ["x", "ln_weight", "ln_bias", "linear_weight", "linear_bias"][index]
     with pytest.raises(ValueError, match=name):
         call(inputs)
+
+
+@pytest.mark.parametrize("strategy", ["auto", "reference"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_16bit_on_cpu_is_accepted(dtype, strategy):
+    # It raised TypeError ("not supported on cpu") before the CPU took 16-bit storage; now
+    # every strategy serves it, REFERENCE included, and y comes back in x's dtype.
+    assert dtype in lnlinear.ops.SUPPORTED_DTYPES["cpu"]
+    inputs = good("cpu", dtype)
+    y = call(inputs, strategy=strategy)
+    assert y.dtype == dtype and y.shape == (4, 6) and torch.isfinite(y).all()
+    leaves = [t.detach().requires_grad_() for t in inputs]
+    call(leaves, strategy=strategy).sum().backward()
+    assert all(t.grad.dtype == dtype and torch.isfinite(t.grad).all() for t in leaves)
 
 
 @pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")

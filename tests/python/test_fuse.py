@@ -87,6 +87,34 @@ def test_fuse_block(linear_cls):
     _check_same(model, fused, torch.randn(3, 5, 16))
 
 
+@pytest.mark.parametrize("linear_cls", [nn.Linear, Conv1D])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16],
+                         ids=lambda d: str(d).replace("torch.", ""))
+def test_fuse_16bit_block_on_cpu(dtype, linear_cls):
+    # A bf16/f16 model on the CPU fuses into a LayerNormLinear of its dtype, and the fused
+    # model's output and gradients are no further from the float64 model than twice the
+    # unfused 16-bit model's error (or the C tests' bound: bf16 1e-2, f16 2e-3).
+    from _util import rel_err
+    bound = {torch.bfloat16: 1e-2, torch.float16: 2e-3}[dtype]
+    model = _randomize(Block(linear_cls)).to(dtype)
+    fused = copy.deepcopy(model)
+    lnlinear.fuse_(fused, [(fused.ln, fused.fc)])
+    assert isinstance(fused.fc, lnlinear.LayerNormLinear) and fused.fc.weight.dtype == dtype
+    ref = copy.deepcopy(model).double()
+    x = (3 + 2 * torch.randn(6, 16)).to(dtype)
+    outs = []
+    for m in (model, fused, ref):
+        xi = x.detach().to(next(m.parameters()).dtype, copy=True).requires_grad_()
+        y = m(xi)
+        y.square().sum().backward()
+        assert y.dtype == xi.dtype
+        outs.append([y.detach(), xi.grad, m.out.weight.grad, m.out.bias.grad])
+    for i, (u, f, r) in enumerate(zip(*outs)):
+        assert f.dtype == dtype
+        e_f, e_u = rel_err(f, r), rel_err(u, r)
+        assert e_f <= max(2 * e_u, bound), f"output {i}: fused {e_f:.3e} vs unfused {e_u:.3e}"
+
+
 def test_fuse_by_name_and_gradients():
     model = _randomize(Block())
     fused = copy.deepcopy(model)

@@ -83,3 +83,38 @@ def test_module_trains():
         losses.append(loss.item())
     assert losses[-1] < 0.8 * losses[0]
     assert all(p.grad is not None for p in m.parameters())
+
+
+@pytest.mark.parametrize("recompute", [True, False])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16],
+                         ids=lambda d: str(d).replace("torch.", ""))
+def test_16bit_module_on_cpu(dtype, recompute):
+    # A bf16/f16 LayerNorm + Linear pair on the CPU (16-bit storage, float32 arithmetic):
+    # the module keeps the dtype, and its output and every gradient stay within the C
+    # tests' bounds of the float64 pair on the same 16-bit values.
+    from _util import rel_err
+    bound = {torch.bfloat16: 1e-2, torch.float16: 2e-3}[dtype]
+    ln = nn.LayerNorm(40, dtype=dtype)
+    with torch.no_grad():
+        ln.weight.normal_(1.0, 0.5)
+        ln.bias.normal_(0.0, 0.5)
+    lin = nn.Linear(40, 24, dtype=dtype)
+    m = lnlinear.LayerNormLinear.from_modules(ln, lin, recompute=recompute)
+    assert all(p.dtype == dtype for p in m.parameters())
+    assert lnlinear.LayerNormLinear(40, 24, dtype=dtype).weight.dtype == dtype
+    x = (3 + 2 * torch.randn(2, 9, 40)).to(dtype).requires_grad_()
+    dy = torch.randn(2, 9, 24).to(dtype)
+    y = m(x)
+    assert y.dtype == dtype and y.shape == (2, 9, 24)
+    y.backward(dy)
+    ref_ln, ref_lin = ln.double(), lin.double()
+    xd = x.detach().double().requires_grad_()
+    yd = ref_lin(ref_ln(xd))
+    yd.backward(dy.double())
+    pairs = [("y", y.detach(), yd.detach()), ("x", x.grad, xd.grad),
+             ("ln_weight", m.ln_weight.grad, ref_ln.weight.grad),
+             ("ln_bias", m.ln_bias.grad, ref_ln.bias.grad),
+             ("weight", m.weight.grad, ref_lin.weight.grad), ("bias", m.bias.grad, ref_lin.bias.grad)]
+    for name, ours, ref in pairs:
+        assert ours.dtype == dtype, name
+        assert rel_err(ours, ref) <= bound, f"{name}: {rel_err(ours, ref):.3e} > {bound}"

@@ -7,7 +7,9 @@ import pytest
 import torch
 
 import lnlinear
-from _util import NAMES, assert_close_to_ref, make_inputs, run, torch_forward
+from lnlinear import _cpp, ops
+from _util import (NAMES, assert_close_to_ref, eager_node, make_inputs, rel_err, run,
+                   torch_forward)
 from conftest import DEVICE_DTYPES, DEVICES, dtype_id
 
 SHAPES = [  # (leading dims, K, N): odd sizes, K=1, N=1, a 1-D x, several leading dims
@@ -109,11 +111,103 @@ def test_large_row_offset(device, dtype, K, N):
 
 
 @pytest.mark.parametrize("strategy", ["fused", "unfused", "reference"])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=dtype_id)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16],
+                         ids=dtype_id)
 def test_cpu_strategies(strategy, dtype):
     inputs, dy = make_inputs((3, 5), 67, 45, dtype, "cpu")
     for recompute in (True, False):
         check_all(inputs, dy, dtype, recompute=recompute, strategy=strategy)
+
+
+# bf16/f16 on the CPU (commit 8f3218e): stored in 16 bits, accumulated in float32. Every
+# output against a float64 reference on the same (rounded) 16-bit inputs, within the C
+# tests' bounds (tests/c/test_table.c: relative norm error 1e-2 for bf16, 2e-3 for f16), on
+# each path a call can take: the C++ node, the Python autograd.Function (what
+# LNLINEAR_NO_CPP=1 leaves) and the custom op that torch.compile traces; and each output
+# no further than 1.5x PyTorch's own 16-bit error (or the floor), as check_all judges.
+CPU_16BIT_BOUND = {torch.bfloat16: 1e-2, torch.float16: 2e-3}
+
+
+def _path_call(path, recompute, strategy="auto"):
+    """fn(x, ln_weight, ln_bias, linear_weight, linear_bias) -> y on one path."""
+
+    if path == "custom_op":
+        def call(x, lnw, lnb, w, b):
+            x2 = x.reshape(-1, x.shape[-1])
+            y = torch.ops.lnlinear.forward(x2, lnw, lnb, w, b, 1e-5, not recompute,
+                                           ops.STRATEGIES[strategy])[0]
+            return y.view(*x.shape[:-1], w.shape[0])
+        return call
+    if path == "cpp" and not _cpp.available():
+        pytest.skip(f"C++ op not loaded: {_cpp.reason}")
+
+    def call(*a):
+        with eager_node(path == "cpp"):
+            return lnlinear.layernorm_linear(*a, recompute=recompute, strategy=strategy)
+    return call
+
+
+@pytest.mark.parametrize("shape", [((3, 11), 67, 45), ((130,), 200, 72)], ids=str)
+@pytest.mark.parametrize("recompute", [True, False], ids=["recompute", "keep_ln_out"])
+@pytest.mark.parametrize("path", ["cpp", "python", "custom_op"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=dtype_id)
+def test_cpu_16bit_within_bounds(dtype, path, recompute, shape):
+    lead, K, N = shape
+    inputs, dy = make_inputs(lead, K, N, dtype, "cpu")  # x = 3 + 2 N(0,1): rows off centre
+    fn = _path_call(path, recompute)
+    y, g, _ = run(fn, inputs, dy, (1, 1, 1, 1, 1))
+    y_r, g_r, _ = run(torch_forward, inputs, dy, (1, 1, 1, 1, 1), upcast=True)
+    bound = CPU_16BIT_BOUND[dtype]
+    assert y.dtype == dtype and y.shape == y_r.shape
+    errs = {"y": rel_err(y, y_r)}
+    assert set(g) == set(NAMES)
+    for name in NAMES:
+        assert g[name].dtype == dtype and g[name].shape == g_r[name].shape, name
+        errs["d" + name] = rel_err(g[name], g_r[name])
+    worst = max(errs, key=errs.get)
+    assert errs[worst] <= bound, f"{worst}: relative error {errs[worst]:.3e} > {bound:.0e} ({errs})"
+    # and against PyTorch's own 16-bit error, as every other dtype is judged
+    y_t, g_t, _ = run(torch_forward, inputs, dy, (1, 1, 1, 1, 1))
+    assert_close_to_ref(y, y_t, y_r, dtype, "y")
+    for name in NAMES:
+        assert_close_to_ref(g[name], g_t[name], g_r[name], dtype, "d" + name)
+
+
+# The 16-bit backward with only some gradients asked for (the others NULL in
+# lnl_backward_ex): each alone, and two mixed subsets.
+MASKS_16BIT = [(1, 0, 0, 0, 0), (0, 1, 0, 0, 0), (0, 0, 1, 0, 0), (0, 0, 0, 1, 0),
+               (0, 0, 0, 0, 1), (1, 0, 0, 1, 0), (0, 1, 1, 0, 1)]
+
+
+@pytest.mark.parametrize("recompute", [True, False], ids=["recompute", "keep_ln_out"])
+@pytest.mark.parametrize("mask", MASKS_16BIT, ids=lambda m: "".join(map(str, m)))
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=dtype_id)
+def test_cpu_16bit_requires_grad_subsets(dtype, mask, recompute):
+    inputs, dy = make_inputs((3, 4), 19, 11, dtype, "cpu")
+    check_all(inputs, dy, dtype, mask=mask, recompute=recompute)
+
+
+@pytest.mark.parametrize("recompute", [True, False], ids=["recompute", "keep_ln_out"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=dtype_id)
+def test_cpu_16bit_statistics_are_float32(dtype, recompute):
+    # mean and rstd stay float32 for 16-bit storage (as F.layer_norm returns them), computed
+    # from the 16-bit x; ln_out (recompute=False) comes back in x's dtype, LN(x) rounded once.
+    inputs, _ = make_inputs((37,), 96, 40, dtype, "cpu")
+    x, lnw, lnb, w, b = inputs
+    y, mean, rstd, ln_out = torch.ops.lnlinear.forward(x, lnw, lnb, w, b, 1e-5, not recompute, 0)
+    assert y.dtype == dtype and mean.dtype == rstd.dtype == torch.float32
+    assert mean.shape == rstd.shape == (37,)
+    xd = x.double()
+    ref_mean = xd.mean(1)
+    ref_rstd = (xd.var(1, unbiased=False) + 1e-5).rsqrt()
+    torch.testing.assert_close(mean.double(), ref_mean, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(rstd.double(), ref_rstd, rtol=1e-5, atol=0)
+    if recompute:
+        assert ln_out.numel() == 0
+    else:
+        assert ln_out.dtype == dtype and ln_out.shape == x.shape
+        ref = torch.nn.functional.layer_norm(xd, (96,), lnw.double(), lnb.double(), 1e-5)
+        assert rel_err(ln_out, ref) <= CPU_16BIT_BOUND[dtype] / 2
 
 
 @pytest.mark.skipif("cuda" not in DEVICES, reason="CUDA not under test")

@@ -101,7 +101,8 @@ def _grads(path, inputs, dy, mask=(1, 1, 1, 1, 1), **kw):
 # ---- CPU: the library never wants y ----
 
 @pytest.mark.parametrize("strategy", ["auto", "fused", "unfused", "reference"])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16],
+                         ids=str)
 def test_cpu_library_never_wants_y(strategy, dtype):
     x = torch.empty(64, 128, dtype=dtype)
     p = ops._problem(x, 32, 1e-5, ops.STRATEGIES[strategy])
@@ -111,11 +112,13 @@ def test_cpu_library_never_wants_y(strategy, dtype):
 
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("recompute", [True, False])
-def test_cpu_saves_no_y(path, recompute):
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+def test_cpu_saves_no_y(path, recompute, dtype):
     # Every gradient wanted (the case y would be kept for): the forward keeps mean + rstd
-    # (+ ln_out with recompute=False) and nothing of y's size, as lnl_saved_bytes counts.
+    # (+ ln_out with recompute=False) and nothing of y's size, as lnl_saved_bytes counts
+    # (16-bit: float32 mean and rstd, a 16-bit ln_out).
     M, K, N = 64, 128, 8
-    inputs, _ = make_inputs((M,), K, N, torch.float32, "cpu")
+    inputs, _ = make_inputs((M,), K, N, dtype, "cpu")
     leaves = _leaves(inputs)
     y, packed = _saved(lambda: _forward(path, leaves, recompute=recompute))
     assert not any(_same(t, y) for t in packed)
