@@ -12,7 +12,15 @@ of the per-round ratios against the first build.
         --shape 2048,768,3072 --pass fb --rounds 15
 
 Libraries with the same path are copied to distinct temporary names first, so one
-build can be timed against itself (an A/A run shows the noise floor). Needs numpy.
+build can be timed against itself (an A/A run shows the noise floor). --isa gives each
+library its own LNL_CPU_ISA (read by each copy at its first call), so one build's
+kernels can be timed against each other:
+
+    python3 bench/cpu_ab.py --lib build/liblnlinear.so --isa avx512 \
+        --lib build/liblnlinear.so --isa avx512bf16 --dtype bf16 --shape 2048,768,768
+
+--dtype bf16 or f16 stores every tensor in 16 bits (mean and rstd stay float32). Needs
+numpy.
 """
 import argparse
 import ctypes
@@ -26,6 +34,7 @@ import time
 import numpy as np
 
 STRATEGIES = {"auto": 0, "fused": 1, "unfused": 2}
+DTYPES = {"f32": 0, "bf16": 2, "f16": 3}  # lnl_dtype
 
 
 class Problem(ctypes.Structure):
@@ -72,16 +81,36 @@ class Build:
         self._check(s, "lnl_backward")
 
 
-def tensors(m, k, n, seed):
+def to_storage(a, dtype):
+    """float32 values as the library stores them: float32, or 16-bit patterns in uint16."""
+    a = np.ascontiguousarray(a, np.float32)
+    if dtype == "f16":
+        return a.astype(np.float16).view(np.uint16)
+    if dtype == "bf16":  # round to nearest even on the upper half
+        u = a.view(np.uint32).astype(np.uint64)
+        return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return a
+
+
+def from_storage(a, dtype):
+    if dtype == "f16":
+        return a.view(np.float16).astype(np.float32)
+    if dtype == "bf16":
+        return (a.astype(np.uint32) << 16).view(np.float32)
+    return a
+
+
+def tensors(m, k, n, seed, dtype="f32"):
     rng = np.random.default_rng(seed)
-    f = np.float32
-    t = {"x": (rng.standard_normal((m, k)) * 2 + 3).astype(f),
-         "g": (1 + 0.1 * rng.standard_normal(k)).astype(f), "b": (0.1 * rng.standard_normal(k)).astype(f),
-         "W": (rng.standard_normal((n, k)) / np.sqrt(k)).astype(f), "bias": rng.standard_normal(n).astype(f),
-         "dy": rng.standard_normal((m, n)).astype(f)}
-    for name, shape in (("y", (m, n)), ("mean", (m,)), ("rstd", (m,)), ("dx", (m, k)), ("dg", (k,)),
-                        ("db_ln", (k,)), ("dW", (n, k)), ("dbias", (n,))):
-        t[name] = np.empty(shape, f)
+    t = {"x": rng.standard_normal((m, k)) * 2 + 3, "g": 1 + 0.1 * rng.standard_normal(k),
+         "b": 0.1 * rng.standard_normal(k), "W": rng.standard_normal((n, k)) / np.sqrt(k),
+         "bias": rng.standard_normal(n), "dy": rng.standard_normal((m, n))}
+    t = {name: to_storage(v, dtype) for name, v in t.items()}
+    store = np.float32 if dtype == "f32" else np.uint16
+    for name, shape in (("y", (m, n)), ("dx", (m, k)), ("dg", (k,)), ("db_ln", (k,)), ("dW", (n, k)),
+                        ("dbias", (n,))):
+        t[name] = np.empty(shape, store)
+    t["mean"], t["rstd"] = np.empty(m, np.float32), np.empty(m, np.float32)
     return t
 
 
@@ -93,9 +122,14 @@ def main():
     ap.add_argument("--pass", dest="which", default="fb", choices=("fwd", "bwd", "fb"))
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--dtype", default="f32", choices=sorted(DTYPES))
+    ap.add_argument("--isa", action="append",
+                    help="LNL_CPU_ISA for the --lib in the same position (give one per --lib)")
     args = ap.parse_args()
     if len(args.lib) < 2:
         ap.error("give at least two --lib")
+    if args.isa and len(args.isa) != len(args.lib):
+        ap.error("give one --isa per --lib")
 
     tmp = tempfile.mkdtemp(prefix="lnl_ab_")
     paths = []
@@ -106,9 +140,14 @@ def main():
 
     for shape in args.shape:
         m, k, n = (int(v) for v in shape.split(","))
-        prob = Problem(m, k, n, 1e-5, 0, 0, STRATEGIES[args.strategy], args.threads, None)
-        builds = [Build(p, prob) for p in paths]
-        t = tensors(m, k, n, 1234)
+        prob = Problem(m, k, n, 1e-5, DTYPES[args.dtype], 0, STRATEGIES[args.strategy],
+                       args.threads, None)
+        builds = []
+        for i, p in enumerate(paths):
+            if args.isa:  # each copy reads LNL_CPU_ISA once, at its first call (Build's size query)
+                os.environ["LNL_CPU_ISA"] = args.isa[i]
+            builds.append(Build(p, prob))
+        t = tensors(m, k, n, 1234, args.dtype)
         # Both passes run every round (the backward needs the forward's mean/rstd);
         # only the chosen one is timed.
         times = [[] for _ in builds]
@@ -121,15 +160,17 @@ def main():
                 b.backward(t)
                 t2 = time.perf_counter()
                 if r == 0:
-                    ys.append(float(np.abs(t["y"]).sum() + np.abs(t["dx"]).sum() + np.abs(t["dW"]).sum()))
+                    ys.append(float(sum(np.abs(from_storage(t[o], args.dtype)).sum()
+                                        for o in ("y", "dx", "dW"))))
                     continue
                 dt = {"fwd": t1 - t0, "bwd": t2 - t1, "fb": t2 - t0}[args.which]
                 times[i].append(dt * 1e3)
-        print(f"{args.strategy} {args.which} {m},{k},{n} ({args.rounds} rounds, median ms; "
-              f"median of per-round ratios to lib0):")
+        print(f"{args.strategy} {args.which} {args.dtype} {m},{k},{n} ({args.rounds} rounds, median "
+              f"ms; median of per-round ratios to lib0):")
         for i, b in enumerate(args.lib):
             ratios = [a / z for a, z in zip(times[i], times[0])]
-            print(f"  lib{i} {b}: {statistics.median(times[i]):9.3f} ms  ratio {statistics.median(ratios):.3f}"
+            isa = f" [{args.isa[i]}]" if args.isa else ""
+            print(f"  lib{i} {b}{isa}: {statistics.median(times[i]):9.3f} ms  ratio {statistics.median(ratios):.3f}"
                   f"  (min {min(ratios):.3f} max {max(ratios):.3f})  checksum {ys[i]:.6g}")
         sys.stdout.flush()
     shutil.rmtree(tmp)

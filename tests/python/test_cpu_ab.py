@@ -20,7 +20,7 @@ def test_a_a_run_reports_both_copies(which):
                           "--lib", lib, "--shape", "37,24,40", "--shape", "3,8,5", "--pass", which,
                           "--rounds", "3", "--strategy", "auto"],
                          check=True, capture_output=True, text=True).stdout
-    heads = re.findall(rf"^auto {which} (\d+,\d+,\d+) \(3 rounds", out, re.M)
+    heads = re.findall(rf"^auto {which} f32 (\d+,\d+,\d+) \(3 rounds", out, re.M)
     assert heads == ["37,24,40", "3,8,5"], out
     rows = re.findall(r"^  lib(\d) .*: +([0-9.]+) ms  ratio ([0-9.]+) .* checksum (\S+)$", out, re.M)
     assert [r[0] for r in rows] == ["0", "1", "0", "1"], out
@@ -33,3 +33,25 @@ def test_needs_two_libraries():
     r = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "cpu_ab.py"), "--lib",
                         lnlinear.library_path, "--shape", "4,4,4"], capture_output=True, text=True)
     assert r.returncode == 2 and "at least two --lib" in r.stderr
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_16bit_with_an_isa_per_library(dtype):
+    """16-bit storage, each copy with its own LNL_CPU_ISA (the same one: an A/A run, so
+    the same results), and the header naming the dtype and each copy's ISA."""
+    lib = lnlinear.library_path
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "cpu_ab.py"), "--lib", lib,
+                          "--isa", "avx2", "--lib", lib, "--isa", "avx2", "--shape", "37,24,40",
+                          "--rounds", "2", "--dtype", dtype],
+                         check=True, capture_output=True, text=True).stdout
+    assert re.search(rf"^fused fb {dtype} 37,24,40 \(2 rounds", out, re.M), out
+    rows = re.findall(r"^  lib(\d) .* \[avx2\]: .* checksum (\S+)$", out, re.M)
+    assert [r[0] for r in rows] == ["0", "1"] and rows[0][1] == rows[1][1], out
+    assert float(rows[0][1]) > 0
+
+
+def test_one_isa_per_library():
+    lib = lnlinear.library_path
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "cpu_ab.py"), "--lib", lib,
+                        "--lib", lib, "--isa", "avx2", "--shape", "4,4,4"], capture_output=True, text=True)
+    assert r.returncode == 2 and "one --isa per --lib" in r.stderr
