@@ -39,13 +39,17 @@ static const lnl_cpu_isa isa_avx512 = {
     NULL};
 
 /* AVX-512 with BF16 (Zen 4, Cooper Lake, Sapphire Rapids): bf16 problems' GEMMs on bf16
- * panels with VDPBF16PS; everything else as avx512. */
+ * panels with VDPBF16PS; everything else as avx512. Its kc of 768 bf16 keeps the B sliver
+ * at 48 KiB and the A block (480 x 768 x 2 bytes) within Zen 4's 1 MiB L2: on Zen 4,
+ * bench/cpu_ab.py (7 rounds, bf16 FUSED forward+backward) put it 3-5% ahead of 384 at
+ * 2048,768,3072 and 1024,4096,4096 (512 between them); 1024 with mc 480 or 240, or mc
+ * 240 at 768, measured no better at 2048,768,3072 and 4096,4096,256. */
 static const lnl_cpu_isa isa_avx512bf16 = {
     "avx512bf16", lnl_ukr_f32_avx512, {12, 32, 480, 384, 3072}, lnl_ukr_f64_avx512, {12, 16, 240, 256, 3072},
     lnl_pack_a_f32_avx2, lnl_pack_b_f32_avx2, lnl_pack_a_f64, lnl_pack_b_f64,
     lnl_cpu_small_forward_f32_avx2, lnl_cpu_small_backward_f32_avx2, lnl_ln_stats_f32_avx2,
     lnl_ln_dx_colsums_f32_avx2, lnl_half_to_f32_row_avx2, lnl_f32_to_half_row_avx2,
-    lnl_ukr_bf16_avx512, {12, 32, 480, 384, 3072}, lnl_pack_a_bf16_avx512, lnl_pack_b_bf16_avx512};
+    lnl_ukr_bf16_avx512, {12, 32, 480, 768, 3072}, lnl_pack_a_bf16_avx512, lnl_pack_b_bf16_avx512};
 
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
 static const lnl_cpu_isa *isa_chosen = &isa_scalar;
