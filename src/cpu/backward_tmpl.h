@@ -7,8 +7,8 @@
  * FUSED walks row blocks of w->rb rows so that dxhat never exists whole; UNFUSED
  * computes all of dxhat first. Both sum dgamma/dbeta per block of rb rows, in order.
  * 16-bit problems (float instance): the GEMMs widen dy, W and x while packing; x of a
- * row block is widened once for the row pass; dW, dgamma, dbeta and dbias are summed in
- * float in the workspace and each dx row in a per-thread float row, then rounded once. */
+ * row block is widened once for the row pass; dW (by its GEMM), dgamma, dbeta and dbias
+ * are summed in float and each dx row in a per-thread float row, then rounded once. */
 #define BW_CAT_(a, b) a##b
 #define BW_CAT(a, b) BW_CAT_(a, b)
 #define FN(name) BW_CAT(name, SUF)
@@ -121,19 +121,9 @@ static void FN(bwd_rows_)(const lnl_par *par, const FN(bwd_ctx_) * c, int64_t ro
     if (c->half) lnl_par_barrier(par);
 }
 
-/* 16-bit: rounds the float sums into the caller's buffers (this thread's rows of dW
- * after a barrier; its columns of dgamma/dbeta and dbias, which it summed itself). */
+/* 16-bit: rounds float sums into the caller's buffer (dgamma/dbeta and dbias: this
+ * thread's columns, which it summed itself). */
 #if HALF
-static void FN(round_dw_)(const lnl_par *par, const FN(bwd_ctx_) * c) {
-    const int64_t K = c->a->p.in_features, N = c->a->p.out_features;
-    int64_t r0, r1;
-    lnl_par_barrier(par);
-    lnl_par_range(par, N, 1, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++)
-        lnl_cpu_isa_get()->f32_to_half((uint16_t *)c->a->dlinear_weight + r * K, c->dw + r * K, K,
-                                       c->a->p.dtype);
-}
-
 static void FN(round_vec_)(void *dst, const T *src, int64_t i0, int64_t i1, lnl_dtype kind) {
     if (dst && i1 > i0) lnl_cpu_isa_get()->f32_to_half((uint16_t *)dst + i0, src + i0, i1 - i0, kind);
 }
@@ -209,12 +199,10 @@ static void FN(bwd_body_)(const lnl_par *par, void *vctx) {
             g.b_half = (const uint16_t *)(lnout ? lnout : a->x);
             g.a = g.b = NULL;
             g.half = kind;
+            g.c_half = a->dlinear_weight;
         }
 #endif
         GEMM_RUN(par, &g, w->gemm, w->gemm_stride);
-#if HALF
-        if (c->half) FN(round_dw_)(par, c);
-#endif
     }
     if (a->dlinear_bias) {
         int64_t n0, n1;

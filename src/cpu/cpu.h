@@ -20,9 +20,11 @@ typedef void (*lnl_ukr_f32)(int64_t kc, const float *a, const float *b, float *c
                             int accumulate, const float *bias);
 typedef void (*lnl_ukr_f64)(int64_t kc, const double *a, const double *b, double *c,
                             int64_t ldc, int accumulate, const double *bias);
-/* bf16 panels (gemm.h), float C; kc is the depth in values (pairs: (kc + 1) / 2). */
+/* bf16 panels (gemm.h), float C; kc is the depth in values (pairs: (kc + 1) / 2). With
+ * c16 != NULL the finished tile (c + ab where accumulate, else ab + bias) is rounded to
+ * bf16 into c16 (leading dimension ldc) and c is not written. */
 typedef void (*lnl_ukr_bf16)(int64_t kc, const uint16_t *a, const uint16_t *b, float *c,
-                             int64_t ldc, int accumulate, const float *bias);
+                             int64_t ldc, int accumulate, const float *bias, uint16_t *c16);
 
 /* Packing routines (gemm.h describes them); the ISA table may replace the portable
  * ones with vector versions that produce the same bits. */
@@ -86,7 +88,8 @@ void lnl_ukr_f32_avx2(int64_t, const float *, const float *, float *, int64_t, i
 void lnl_ukr_f64_avx2(int64_t, const double *, const double *, double *, int64_t, int, const double *);
 void lnl_ukr_f32_avx512(int64_t, const float *, const float *, float *, int64_t, int, const float *);
 void lnl_ukr_f64_avx512(int64_t, const double *, const double *, double *, int64_t, int, const double *);
-void lnl_ukr_bf16_avx512(int64_t, const uint16_t *, const uint16_t *, float *, int64_t, int, const float *);
+void lnl_ukr_bf16_avx512(int64_t, const uint16_t *, const uint16_t *, float *, int64_t, int, const float *,
+                         uint16_t *);
 
 /* The best kernels this CPU runs, lowered by LNL_CPU_ISA=scalar|avx2|avx512|avx512bf16;
  * chosen once per process. */

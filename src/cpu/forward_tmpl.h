@@ -4,8 +4,8 @@
  * Phase 2 (GEMM split over M or N): y = LN(x) @ W^T + bias, with the LayerNorm
  * applied while packing A (FUSED) or read from the written ln_out (UNFUSED).
  * 16-bit problems (float instance): rows are widened into a per-thread float row for
- * the statistics, the GEMM widens its operands while packing and writes float y into
- * the workspace, and phase 3 rounds it into the caller's y. */
+ * the statistics, and the GEMM takes 16-bit operands and rounds y into the caller's
+ * buffer once its sums are done (partial sums in the workspace's float M x N). */
 #define FW_CAT_(a, b) a##b
 #define FW_CAT(a, b) FW_CAT_(a, b)
 #define FN(name) FW_CAT(name, SUF)
@@ -73,15 +73,10 @@ static void FN(fwd_body_)(const lnl_par *par, void *vctx) {
         g.a = g.b = NULL;
         g.half = kind;
         g.c = c->w->c32;
+        g.c_half = a->y;
     }
 #endif
     FW_CAT(FW_CAT(lnl_gemm_, SUF), _run)(par, &g, c->w->gemm, c->w->gemm_stride);
-#if HALF
-    if (!half) return;
-    lnl_par_barrier(par);
-    for (int64_t r = r0; r < r1; r++)
-        isa->f32_to_half((uint16_t *)a->y + r * N, c->w->c32 + r * N, N, kind);
-#endif
 }
 
 void FN(lnl_cpu_forward_)(const lnl_fwd_args *a, const lnl_cpu_ws *w) {

@@ -1,6 +1,7 @@
 /* The portable half of the GEMM engine: blocking loops and thread split, written
  * once; the ISA-specific half is the micro-kernel behind lnl_cpu_isa. */
 #include "gemm.h"
+#include "half.h"
 
 size_t lnl_gemm_thread_ws(const lnl_blocking *b, size_t elem, int64_t m, int64_t n, int64_t k) {
     int64_t kc = k < b->kc ? k : b->kc;
@@ -22,6 +23,8 @@ size_t lnl_gemm_thread_ws(const lnl_blocking *b, size_t elem, int64_t m, int64_t
 #define PACK_A pack_a_f32
 #define PACK_B pack_b_f32
 #define HALF_PACK 1
+#define KERNEL16 0
+#define UKR_CALL(kc, a, b, c, ldc, acc, bias, c16) isa->UKR(kc, a, b, c, ldc, acc, bias)
 #include "gemm_loop_tmpl.h"
 #undef T
 #undef TP
@@ -33,6 +36,8 @@ size_t lnl_gemm_thread_ws(const lnl_blocking *b, size_t elem, int64_t m, int64_t
 #undef PACK_A
 #undef PACK_B
 #undef HALF_PACK
+#undef KERNEL16
+#undef UKR_CALL
 
 #define T double
 #define TP double
@@ -44,6 +49,8 @@ size_t lnl_gemm_thread_ws(const lnl_blocking *b, size_t elem, int64_t m, int64_t
 #define PACK_A pack_a_f64
 #define PACK_B pack_b_f64
 #define HALF_PACK 0
+#define KERNEL16 0
+#define UKR_CALL(kc, a, b, c, ldc, acc, bias, c16) isa->UKR(kc, a, b, c, ldc, acc, bias)
 #include "gemm_loop_tmpl.h"
 #undef T
 #undef TP
@@ -55,6 +62,8 @@ size_t lnl_gemm_thread_ws(const lnl_blocking *b, size_t elem, int64_t m, int64_t
 #undef PACK_A
 #undef PACK_B
 #undef HALF_PACK
+#undef KERNEL16
+#undef UKR_CALL
 
 /* bf16 panels (the AVX-512 BF16 kernel): float C, depth padded to pairs. */
 #define T float
@@ -67,6 +76,8 @@ size_t lnl_gemm_thread_ws(const lnl_blocking *b, size_t elem, int64_t m, int64_t
 #define PACK_A pack_a_bf16
 #define PACK_B pack_b_bf16
 #define HALF_PACK 0
+#define KERNEL16 1
+#define UKR_CALL(kc, a, b, c, ldc, acc, bias, c16) isa->UKR(kc, a, b, c, ldc, acc, bias, c16)
 #include "gemm_loop_tmpl.h"
 #undef T
 #undef TP
@@ -78,3 +89,5 @@ size_t lnl_gemm_thread_ws(const lnl_blocking *b, size_t elem, int64_t m, int64_t
 #undef PACK_A
 #undef PACK_B
 #undef HALF_PACK
+#undef KERNEL16
+#undef UKR_CALL

@@ -30,6 +30,9 @@
          * widened while packing (gemm_pack_half.c); strides as above. */                     \
         const uint16_t *a_half, *b_half;                                                       \
         lnl_dtype half;                                                                        \
+        /* f32 only: C's final values rounded into this 16-bit matrix (ldc, kind `half`),     \
+         * c then holding float partial sums (gemm_loop_tmpl.h). */                           \
+        uint16_t *c_half;                                                                      \
     } lnl_gemm_##SUF;                                                                          \
     void lnl_pack_a_##SUF(T *dst, const lnl_gemm_##SUF *g, int64_t i0, int64_t mc, int64_t p0, \
                           int64_t kc, int mr);                                                 \

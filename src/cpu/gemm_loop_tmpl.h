@@ -1,8 +1,13 @@
 /* BLIS-style blocking loops, instantiated by gemm.c once per dtype and once for bf16
  * panels (T: C's type; TP: the panels'; GEMM_T: the problem struct; KPAD: a panel's
  * depth for kc; SUF, BLK, UKR, PACK_A, PACK_B; HALF_PACK: the float instance, whose
- * 16-bit operands are widened while packing, or handed to the bf16 instance). Loop order jc (nc columns) > pc (kc depth) > ic (mc rows) > jr > ir: a
- * packed kc x nr sliver of B stays in L1 while mc x kc of A streams from L2. */
+ * 16-bit operands are widened while packing, or handed to the bf16 instance; KERNEL16:
+ * the bf16 instance, whose kernel rounds the finished sums into g->c_half itself).
+ * Loop order jc (nc columns) > pc (kc depth) > ic (mc rows) > jr > ir: a packed kc x nr
+ * sliver of B stays in L1 while mc x kc of A streams from L2. With g->c_half, g->c
+ * holds float partial sums across depth blocks and the result is rounded once into
+ * c_half: by the bf16 kernel on the last depth block, or (float instance) by each thread
+ * over its own rows of a column block once that block's depth loop is done. */
 #define LP_CAT_(a, b) a##b
 #define LP_CAT(a, b) LP_CAT_(a, b)
 #define GEMM GEMM_T
@@ -17,6 +22,7 @@ static void LP_CAT(gemm_block_, SUF)(const GEMM *g, int64_t mb, int64_t me, int6
         for (int64_t pc = 0; pc < g->k; pc += bk->kc) {
             int64_t kc = g->k - pc < bk->kc ? g->k - pc : bk->kc, kp = KPAD(kc);
             int acc = pc > 0;
+            uint16_t *c16 = KERNEL16 && pc + kc >= g->k ? g->c_half : NULL;
 #if HALF_PACK
             if (g->b_half) lnl_pack_b_half(pb, g, pc, kc, jc, nc, nr);
             else
@@ -34,24 +40,32 @@ static void LP_CAT(gemm_block_, SUF)(const GEMM *g, int64_t mb, int64_t me, int6
                     const T *bias = (!acc && g->bias) ? g->bias + jc + jr : NULL;
                     for (int64_t ir = 0; ir < mc; ir += mr) {
                         int mm = (int)(mc - ir < mr ? mc - ir : mr);
-                        T *c = g->c + (ic + ir) * g->ldc + jc + jr;
+                        const int64_t at = (ic + ir) * g->ldc + jc + jr;
+                        T *c = g->c + at;
                         if (mm == mr && nn == nr) {
-                            isa->UKR(kc, pa + ir * kp, pb + jr * kp, c, g->ldc, acc, bias);
+                            UKR_CALL(kc, pa + ir * kp, pb + jr * kp, c, g->ldc, acc, bias,
+                                     c16 ? c16 + at : NULL);
                             continue;
                         }
                         /* Edge: full tile into scratch, then the same combine as the kernel. */
-                        isa->UKR(kc, pa + ir * kp, pb + jr * kp, edge, nr, 0, NULL);
+                        UKR_CALL(kc, pa + ir * kp, pb + jr * kp, edge, nr, 0, NULL, NULL);
                         for (int i = 0; i < mm; i++)
                             for (int j = 0; j < nn; j++) {
                                 T v = edge[i * nr + j];
                                 T *cij = c + i * g->ldc + j;
-                                if (acc) *cij = *cij + v;
-                                else *cij = bias ? v + bias[j] : v;
+                                v = acc ? *cij + v : bias ? v + bias[j] : v;
+                                if (c16) c16[at + i * g->ldc + j] = lnl_f32_to_bf16((float)v);
+                                else *cij = v;
                             }
                     }
                 }
             }
         }
+#if HALF_PACK
+        if (g->c_half) /* this thread's rows of the finished column block */
+            for (int64_t r = mb; r < me; r++)
+                isa->f32_to_half(g->c_half + r * g->ldc + jc, g->c + r * g->ldc + jc, nc, g->half);
+#endif
     }
 }
 

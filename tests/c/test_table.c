@@ -55,6 +55,8 @@ static const char *g_name[N_G] = {"dx", "dln_weight", "dln_bias", "dlinear_weigh
                          in clusters of two CTAs (with F_PINGPONG: its ping-pong form) where
                          its tiles would be narrower than 256 (F_NO_CLUSTER: =0, never) */
 #define F_NO_CLUSTER 1024
+#define F_CPU 8192 /* only --device cpu: the CPU GEMM's blocking, which the GPU's kernels do
+                    * not share (8192: the branch s45-dx-xs3 takes 2048 and 4096) */
 #define OFFSET_F16_LIMIT 2
 #define OFFSET_TINY_SPREAD 3
 
@@ -260,6 +262,13 @@ static const shape_t shapes[] = {
      * 3); K = 200 50 f32 chunks (CPT 2). 300 rows: 38 blocks of 8 warps, the last one
      * part-full. N = 40, 136 and 72 give the column sums 2-D blocks of 32 x 16 (bf16). */
     {300, 496, 40, 0, 0, 0},
+    /* The CPU GEMM's blocks: K = 1000 is two depth blocks of the bf16 kernel (kc 768) and
+     * three of the float one (384), so 16-bit outputs are rounded from float partial sums;
+     * 600 rows are two row blocks of the backward (512 at this K), 1e3 rows included; N =
+     * 3100 is two column blocks (nc 3072: the float engine rounds a 16-bit result per
+     * column block). */
+    {600, 1000, 40, 1, 0, F_CPU},
+    {40, 1000, 3100, 0, NULL_LB, F_CPU},
     {300, 384, 136, 1, 0, 0},
     {300, 200, 72, 0, NULL_LNB, 0},
 };
@@ -901,6 +910,7 @@ int main(int argc, char **argv) {
                 (!dev || (dtypes[di] != LNL_DTYPE_BF16 && dtypes[di] != LNL_DTYPE_F16)))
                 continue;
             if ((shapes[si].flags & F_GPU) && !dev) continue;
+            if ((shapes[si].flags & F_CPU) && dev) continue;
             tcase c;
             case_setup(&c, &shapes[si], dtypes[di], dev, 1000 * si + di + 1);
             /* the library reads these on each call; the caller's own settings come back after */
