@@ -6,8 +6,9 @@
  *   dxhat = dy @ W, then dx per row and dgamma/dbeta per column.
  * FUSED walks row blocks of w->rb rows so that dxhat never exists whole; UNFUSED
  * computes all of dxhat first. Both sum dgamma/dbeta per block of rb rows, in order.
- * 16-bit problems (float instance): the GEMMs widen dy, W and x while packing; x of a
- * row block is widened once for the row pass; dW (by its GEMM), dgamma, dbeta and dbias
+ * 16-bit problems (float instance): the GEMMs widen dy, W and x while packing; the row
+ * pass widens each row of x as it visits it (or, with the portable column sums, a whole
+ * row block once); dW (by its GEMM), dgamma, dbeta and dbias
  * are summed in float and each dx row in a per-thread float row, then rounded once. */
 #define BW_CAT_(a, b) a##b
 #define BW_CAT(a, b) BW_CAT_(a, b)
@@ -59,7 +60,7 @@ static void FN(bwd_rows_)(const lnl_par *par, const FN(bwd_ctx_) * c, int64_t ro
     void (*dx_colsums)(T *, T *, T *, const T *, const T *, int64_t, T, T, const T *, int) =
         DX_COLSUMS;
 #if HALF
-    if (c->half) { /* the block's x, widened once: the column sums below read it by columns */
+    if (c->half && !dx_colsums) { /* the block's x widened once: the column sums read it by columns */
         lnl_par_range(par, nrows, 1, &r0, &r1);
         for (int64_t r = r0; r < r1; r++)
             lnl_cpu_isa_get()->half_to_f32(w->xblk + r * K, (const uint16_t *)a->x + (row0 + r) * K,
@@ -74,15 +75,21 @@ static void FN(bwd_rows_)(const lnl_par *par, const FN(bwd_ctx_) * c, int64_t ro
         lnl_par_range(par, nrows, LNL_BWD_GROUP, &r0, &r1);
         for (int64_t r = r0; r < r1; r++) {
             int64_t gi = r / LNL_BWD_GROUP;
+            const T *xr = x + r * K;
+#if HALF
+            if (c->half) { /* widened into this thread's second row (the first takes dx) */
+                T *xw = w->rows + 2 * K * par->tid + K;
+                lnl_cpu_isa_get()->half_to_f32(xw, (const uint16_t *)a->x + (row0 + r) * K, K,
+                                               a->p.dtype);
+                xr = xw;
+            }
+#endif
             dx_colsums(FN(dx_row_)(par, c, row0 + r), pg ? pg + gi * K : NULL,
-                       pb ? pb + gi * K : NULL, dxhat + r * K, x + r * K, K, mean[row0 + r],
+                       pb ? pb + gi * K : NULL, dxhat + r * K, xr, K, mean[row0 + r],
                        rstd[row0 + r], c->gamma, r % LNL_BWD_GROUP == 0);
             FN(dx_done_)(par, c, row0 + r);
         }
-        if (!pg && !pb) {
-            if (c->half) lnl_par_barrier(par); /* xblk is rewritten by the next block */
-            return;
-        }
+        if (!pg && !pb) return;
         lnl_par_barrier(par);
         const int64_t ng = (nrows + LNL_BWD_GROUP - 1) / LNL_BWD_GROUP;
         lnl_par_range(par, K, 16, &k0, &k1);

@@ -152,7 +152,7 @@ typedef struct lnl_cpu_ws {
     float *rows;       /* per thread: two float rows of K (x widened, a result before rounding) */
     float *params;     /* gamma, beta (K each) and linear_bias (N), widened */
     float *c32;        /* the GEMM result before rounding: y (M x N) or dW (N x K) */
-    float *xblk;       /* backward: x of one row block, widened (as dxhat: rb or M rows) */
+    float *xblk;       /* backward, portable row pass: x of one row block, widened */
     float *acc;        /* backward: dgamma, dbeta (K each) and dbias (N) before rounding */
 } lnl_cpu_ws;
 /* Carve base (NULL: only count) for p; returns the bytes needed. */

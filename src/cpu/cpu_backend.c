@@ -114,7 +114,8 @@ size_t lnl_cpu_bwd_layout(const lnl_problem *p, char *base, lnl_cpu_ws *w) {
         w->rows = lnl_carve(&cv, (size_t)(2 * K * nth) * sizeof(float));
         w->params = lnl_carve(&cv, (size_t)(2 * K) * sizeof(float));
         w->c32 = lnl_carve(&cv, (size_t)(N * K) * sizeof(float));
-        w->xblk = lnl_carve(&cv, (size_t)(blk * K) * sizeof(float));
+        if (!lnl_cpu_isa_get()->ln_dx_colsums_f32) /* the portable row pass reads x by columns */
+            w->xblk = lnl_carve(&cv, (size_t)(blk * K) * sizeof(float));
         w->acc = lnl_carve(&cv, (size_t)(2 * K + N) * sizeof(float));
     }
     return cv.used;
