@@ -246,11 +246,20 @@ std::vector<int64_t> cached_workspaces() {
     return out;
 }
 
+// CPU workspaces kept per calling thread, as ops.py's _cpu_ws (its comment gives the
+// measurement): a fresh one is fresh pages, faulted in as they are first written.
+constexpr size_t kCpuWsCacheMax = size_t(256) << 20;
+
 at::Tensor workspace(const lnl_problem &p, int which, const c10::Device &dev, size_t *nbytes) {
     *nbytes = ask(p, which == 0 ? kForwardWorkspace : kBackwardWorkspace);
     if (*nbytes == 0) return at::Tensor();
     auto opts = at::TensorOptions().dtype(at::kByte).device(dev);
     const int64_t n = static_cast<int64_t>(*nbytes);
+    if (dev.is_cpu() && *nbytes <= kCpuWsCacheMax) {
+        thread_local at::Tensor cpu_ws; // one library call at a time per thread
+        if (!cpu_ws.defined() || cpu_ws.numel() < n) cpu_ws = at::empty({n}, opts);
+        return cpu_ws;
+    }
     if (!dev.is_cuda() || *nbytes > kWsCacheMax || stream_capturing(p.stream))
         return at::empty({n}, opts);
     const std::pair<int, uintptr_t> key{dev.index(), reinterpret_cast<uintptr_t>(p.stream)};
