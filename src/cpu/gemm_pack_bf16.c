@@ -6,48 +6,44 @@
 #include "gemm.h"
 #include "half.h"
 
-static inline float ln_value(float v, const lnl_xform_f32 *x, int64_t row, int64_t col) {
-    if (!x) return v;
-    v = (v - x->mean[row]) * x->rstd[row];
-    if (x->gamma) v = v * x->gamma[col];
-    if (x->beta) v = v + x->beta[col];
-    return v;
+/* Slivers of L lines (cnt of them real, the rest zero) and kc depth values: value (l, p)
+ * is src[l * ls + p * ps], normalized (when x) with row = line0 + l and column =
+ * depth0 + p for A's slivers (lines are x's rows), or the other way round for B's
+ * (lines_are_rows 0: depth runs along x's rows). Panel order [p/2][L][2]. */
+static void pack_sliver(uint16_t *d, int64_t L, int64_t cnt, int64_t kc, const uint16_t *src,
+                        int64_t ls, int64_t ps, const lnl_xform_f32 *x, int lines_are_rows,
+                        int64_t line0, int64_t depth0) {
+    const int64_t kp = (kc + 1) & ~(int64_t)1;
+    for (int64_t p = 0; p < kp; p++)
+        for (int64_t l = 0; l < L; l++) {
+            uint16_t h = 0;
+            if (l < cnt && p < kc) {
+                h = src[l * ls + p * ps];
+                if (x) {
+                    const int64_t row = lines_are_rows ? line0 + l : depth0 + p;
+                    const int64_t col = lines_are_rows ? depth0 + p : line0 + l;
+                    float v = (lnl_bf16_to_f32(h) - x->mean[row]) * x->rstd[row];
+                    if (x->gamma) v = v * x->gamma[col];
+                    if (x->beta) v = v + x->beta[col];
+                    h = lnl_f32_to_bf16(v);
+                }
+            }
+            d[(p >> 1) * 2 * L + 2 * l + (p & 1)] = h;
+        }
 }
 
 void lnl_pack_a_bf16(uint16_t *dst, const lnl_gemm_f32 *g, int64_t i0, int64_t mc, int64_t p0,
                      int64_t kc, int mr) {
     const int64_t kp = (kc + 1) & ~(int64_t)1;
-    for (int64_t ir = 0; ir < mc; ir += mr) {
-        const int64_t mm = mc - ir < mr ? mc - ir : mr;
-        uint16_t *d = dst + ir * kp;
-        for (int64_t p = 0; p < kp; p++)
-            for (int64_t i = 0; i < mr; i++) {
-                uint16_t h = 0;
-                if (i < mm && p < kc) {
-                    const int64_t row = i0 + ir + i, col = p0 + p;
-                    h = g->a_half[row * g->rsa + col * g->csa];
-                    if (g->xa) h = lnl_f32_to_bf16(ln_value(lnl_bf16_to_f32(h), g->xa, row, col));
-                }
-                d[(p >> 1) * 2 * mr + 2 * i + (p & 1)] = h;
-            }
-    }
+    for (int64_t ir = 0; ir < mc; ir += mr)
+        pack_sliver(dst + ir * kp, mr, mc - ir < mr ? mc - ir : mr, kc,
+                    g->a_half + (i0 + ir) * g->rsa + p0 * g->csa, g->rsa, g->csa, g->xa, 1, i0 + ir, p0);
 }
 
 void lnl_pack_b_bf16(uint16_t *dst, const lnl_gemm_f32 *g, int64_t p0, int64_t kc, int64_t j0,
                      int64_t nc, int nr) {
     const int64_t kp = (kc + 1) & ~(int64_t)1;
-    for (int64_t jr = 0; jr < nc; jr += nr) {
-        const int64_t nn = nc - jr < nr ? nc - jr : nr;
-        uint16_t *d = dst + jr * kp;
-        for (int64_t p = 0; p < kp; p++)
-            for (int64_t q = 0; q < nr; q++) {
-                uint16_t h = 0;
-                if (q < nn && p < kc) {
-                    const int64_t row = p0 + p, col = j0 + jr + q;
-                    h = g->b_half[row * g->rsb + col * g->csb];
-                    if (g->xb) h = lnl_f32_to_bf16(ln_value(lnl_bf16_to_f32(h), g->xb, row, col));
-                }
-                d[(p >> 1) * 2 * nr + 2 * q + (p & 1)] = h;
-            }
-    }
+    for (int64_t jr = 0; jr < nc; jr += nr)
+        pack_sliver(dst + jr * kp, nr, nc - jr < nr ? nc - jr : nr, kc,
+                    g->b_half + p0 * g->rsb + (j0 + jr) * g->csb, g->csb, g->rsb, g->xb, 0, j0 + jr, p0);
 }

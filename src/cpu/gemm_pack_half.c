@@ -26,6 +26,18 @@ static void widen(float *tmp, const uint16_t *src, int64_t rs, int64_t cs, int64
     for (int64_t q = 0; q < c; q++) isa->half_to_f32(tmp + q * r, src + q * cs, r, kind);
 }
 
+/* x with its per-row vectors starting at row0 and per-column ones at col0, in xf (NULL
+ * where x is NULL): the transform as seen from a tile whose first element is (row0, col0). */
+static const lnl_xform_f32 *shifted(lnl_xform_f32 *xf, const lnl_xform_f32 *x, int64_t row0,
+                                    int64_t col0) {
+    if (!x) return NULL;
+    xf->mean = x->mean + row0;
+    xf->rstd = x->rstd + row0;
+    xf->gamma = x->gamma ? x->gamma + col0 : NULL;
+    xf->beta = x->beta ? x->beta + col0 : NULL;
+    return xf;
+}
+
 void lnl_pack_a_half(float *dst, const lnl_gemm_f32 *g, int64_t i0, int64_t mc, int64_t p0,
                      int64_t kc, int mr) {
     const lnl_cpu_isa *isa = lnl_cpu_isa_get();
@@ -41,14 +53,7 @@ void lnl_pack_a_half(float *dst, const lnl_gemm_f32 *g, int64_t i0, int64_t mc, 
             t.a = tmp;
             t.m = mm;
             t.k = c;
-            if (g->xa) {
-                const lnl_xform_f32 *x = g->xa;
-                xf.mean = x->mean + i0 + ir;
-                xf.rstd = x->rstd + i0 + ir;
-                xf.gamma = x->gamma ? x->gamma + p0 + p1 : NULL;
-                xf.beta = x->beta ? x->beta + p0 + p1 : NULL;
-                t.xa = &xf;
-            }
+            t.xa = shifted(&xf, g->xa, i0 + ir, p0 + p1);
             /* one sliver, depth c: its columns p1.. of the kc-deep sliver at dst + ir*kc */
             isa->pack_a_f32(dst + ir * kc + p1 * mr, &t, 0, mm, 0, c, mr);
         }
@@ -70,14 +75,7 @@ void lnl_pack_b_half(float *dst, const lnl_gemm_f32 *g, int64_t p0, int64_t kc, 
             t.b = tmp;
             t.k = c;
             t.n = nn;
-            if (g->xb) {
-                const lnl_xform_f32 *x = g->xb;
-                xf.mean = x->mean + p0 + p1;
-                xf.rstd = x->rstd + p0 + p1;
-                xf.gamma = x->gamma ? x->gamma + j : NULL;
-                xf.beta = x->beta ? x->beta + j : NULL;
-                t.xb = &xf;
-            }
+            t.xb = shifted(&xf, g->xb, p0 + p1, j); /* B's rows are x's rows */
             isa->pack_b_f32(dst + jr * kc + p1 * nr, &t, 0, c, 0, nn, nr);
         }
     }
