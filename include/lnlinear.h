@@ -163,7 +163,11 @@ LNL_API lnl_status lnl_backward_ex(const lnl_problem *p, const lnl_backward_args
 LNL_API int lnl_backward_wants_y(const lnl_problem *p);
 
 /* Bytes of workspace lnl_forward / lnl_backward need for p (the most any pointer
- * combination needs). 0 for an invalid problem, or when none is needed. */
+ * combination needs). 0 for an invalid problem, or when none is needed. On the CPU a
+ * BF16/F16 problem's workspace includes the GEMM's float32 partial sums, M x N for the
+ * forward and N x K for the backward (with the AVX512_BF16 kernel, written only where
+ * the GEMM's depth, K or M, passes 768), so a caller that reuses one workspace saves the
+ * first-touch page faults that a fresh allocation costs every call. */
 LNL_API size_t lnl_forward_workspace_size(const lnl_problem *p);
 LNL_API size_t lnl_backward_workspace_size(const lnl_problem *p);
 
