@@ -1,6 +1,9 @@
 /* Picks the micro-kernels once per process: the best the CPU supports, lowered
  * (never raised) by LNL_CPU_ISA=scalar|avx2|avx512|avx512bf16 so tests can exercise
  * every kernel on one host. */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <cpuid.h>
+#endif
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,13 +66,20 @@ static int isa_rank(const char *name) {
     return 99;
 }
 
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+/* F16C (the AVX2 tables' 16-bit conversions), from CPUID leaf 1, ECX bit 29: clang's
+ * __builtin_cpu_supports does not know the name. */
+static int has_f16c(void) {
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+}
+#endif
+
 static void isa_init(void) {
     int best = 0;
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-        __builtin_cpu_supports("f16c"))
-        best = 1;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c()) best = 1;
     if (best == 1 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
         best = 2;
