@@ -54,7 +54,7 @@ static void FN(bwd_rows_)(const lnl_par *par, const FN(bwd_ctx_) * c, int64_t ro
     const lnl_bwd_args *a = c->a;
     const lnl_cpu_ws *w = c->w;
     const int64_t K = a->p.in_features;
-    const T *x = (const T *)a->x + row0 * K;
+    const T *x = c->half ? NULL : (const T *)a->x + row0 * K; /* 16-bit: widened below */
     int64_t r0, r1, k0, k1;
     T *dg = c->dg, *db = c->db, *pg = dg ? w->pg : NULL, *pb = db ? w->pb : NULL;
     void (*dx_colsums)(T *, T *, T *, const T *, const T *, int64_t, T, T, const T *, int) =
@@ -75,15 +75,16 @@ static void FN(bwd_rows_)(const lnl_par *par, const FN(bwd_ctx_) * c, int64_t ro
         lnl_par_range(par, nrows, LNL_BWD_GROUP, &r0, &r1);
         for (int64_t r = r0; r < r1; r++) {
             int64_t gi = r / LNL_BWD_GROUP;
-            const T *xr = x + r * K;
+            const T *xr;
 #if HALF
             if (c->half) { /* widened into this thread's second row (the first takes dx) */
                 T *xw = w->rows + 2 * K * par->tid + K;
                 lnl_cpu_isa_get()->half_to_f32(xw, (const uint16_t *)a->x + (row0 + r) * K, K,
                                                a->p.dtype);
                 xr = xw;
-            }
+            } else
 #endif
+                xr = x + r * K;
             dx_colsums(FN(dx_row_)(par, c, row0 + r), pg ? pg + gi * K : NULL,
                        pb ? pb + gi * K : NULL, dxhat + r * K, xr, K, mean[row0 + r],
                        rstd[row0 + r], c->gamma, r % LNL_BWD_GROUP == 0);
@@ -155,13 +156,14 @@ static void FN(bwd_body_)(const lnl_par *par, void *vctx) {
         T *wm = w->mean, *wr = w->rstd;
         lnl_par_range(par, M, 1, &r0, &r1);
         for (int64_t r = r0; r < r1; r++) {
-            const T *xr = x + r * K;
+            const T *xr;
 #if HALF
             if (c->half) {
                 isa->half_to_f32(xrow, (const uint16_t *)a->x + r * K, K, kind);
                 xr = xrow;
-            }
+            } else
 #endif
+                xr = x + r * K;
             STATS(xr, K, (T)a->p.eps, wm + r, wr + r);
         }
         mean = wm;
@@ -244,13 +246,12 @@ static void FN(bwd_body_)(const lnl_par *par, void *vctx) {
     for (int64_t gr = 0; gr < M; gr += gm) {
         int64_t grows = M - gr < gm ? M - gr : gm;
         g.m = grows;
-        g.a = dy + gr * N;
 #if HALF
-        if (c->half) {
+        if (c->half)
             g.a_half = (const uint16_t *)a->dy + gr * N;
-            g.a = NULL;
-        }
+        else
 #endif
+            g.a = dy + gr * N;
         GEMM_RUN(par, &g, w->gemm, w->gemm_stride);
         lnl_par_barrier(par);
         for (int64_t row0 = gr; row0 < gr + grows; row0 += w->rb) {

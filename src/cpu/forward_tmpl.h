@@ -32,13 +32,14 @@ static void FN(fwd_body_)(const lnl_par *par, void *vctx) {
     T *xrow = half ? c->w->rows + 2 * K * par->tid : NULL, *lnrow = xrow ? xrow + K : NULL;
 #endif
     for (int64_t r = r0; r < r1; r++) {
-        const T *xr = x + r * K;
+        const T *xr;
 #if HALF
-        if (half) {
+        if (half) { /* (x holds 16-bit values: no float pointer into it is formed) */
             isa->half_to_f32(xrow, (const uint16_t *)a->x + r * K, K, kind);
             xr = xrow;
-        }
+        } else
 #endif
+            xr = x + r * K;
         STATS(xr, K, (T)a->p.eps, c->mean + r, c->rstd + r);
         if (!c->lnout) continue;
 #if HALF
