@@ -270,8 +270,8 @@ _ws_cache = {}
 # and the library reads nothing from a workspace that an earlier call wrote). The CPU
 # allocator hands large blocks back to the system, so a fresh workspace is fresh pages,
 # each faulted in when first written: a bf16 1024x4096x4096 training step wrote ~84 MB
-# of float partial sums to new pages and took 313 ms against 272 ms with the pages kept
-# (malloc told to keep them; 2026-12-05). Up to _CPU_WS_CACHE_MAX a thread.
+# of float partial sums to new pages, 331 ms a step against 282 ms with the workspace
+# kept (bench/cpu_step_faults.py, 2026-12-05). Up to _CPU_WS_CACHE_MAX a thread.
 _CPU_WS_CACHE_MAX = 256 << 20
 _cpu_ws = threading.local()
 
