@@ -66,7 +66,12 @@ if [ -x "$TABLE" ]; then
     # (session 21, call 3: every step 10-15% slower); racecheck sets the wall time anyway.
     # It grew with the table: 296 s (session 28), 350 (29), 357 of its then 360 (30),
     # 419 of 450 (41, beside five racecheck processes)
-    run_step table_cuda 500 "$TABLE" --device cuda &
+    # 448 of its 500 s in session 44 as one process, before the dx epilogue's XS3 / cluster
+    # rows and the tiny CPU-path rows: now one process a dtype, side by side (the float64
+    # reference runs on the host's cores, which the other steps leave partly idle)
+    for dt in f32 bf16 f16; do
+        run_step "table_cuda_$dt" 500 "$TABLE" --device cuda --dtype "$dt" &
+    done
     run_step table_cuda_big 240 "$TABLE" --device cuda --big &
     for tool in memcheck synccheck; do
         # 240 s and 238 s in session 39; 284 and 297 in session 40 (the table's dx epilogue
