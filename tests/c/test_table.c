@@ -55,6 +55,8 @@ static const char *g_name[N_G] = {"dx", "dln_weight", "dln_bias", "dlinear_weigh
                          in clusters of two CTAs (with F_PINGPONG: its ping-pong form) where
                          its tiles would be narrower than 256 (F_NO_CLUSTER: =0, never) */
 #define F_NO_CLUSTER 1024
+#define F_DX_FEW_CTAS 2048 /* run under LNL_CUDA_DX_GRID=5: the dx epilogue on 5 CTAs, so that
+                              a small row gives each CTA many tiles and x buffer uses */
 #define OFFSET_F16_LIMIT 2
 #define OFFSET_TINY_SPREAD 3
 
@@ -122,12 +124,19 @@ static const shape_t shapes[] = {
     {1000, 1032, 200, 0, 0, F_HOPPER},
     {600, 2056, 72, 1, 0, F_HOPPER},
     /* ... whose default form gives each consumer warpgroup its own 64-row tiles and x
-     * tile buffer (XS in dx_epilogue_sm90.cu); here 68 x 5 = 340 tiles on the H200's 132
-     * CTAs, so a CTA's warpgroups reuse their x buffers (a third tile) and hand the main
-     * loop to each other, and K's 5 slices of N (the last 8 wide) outrun the 4-stage ring,
-     * so the producer loads a tile's x between its slices. The rows above have fewer tiles
-     * than SMs. The cooperative form (F_DX_COOP) on a row of 8 x 5 tiles of 128 rows. */
+     * tile buffer past N = 256 (XS in dx_epilogue_sm90.cu); here 68 x 5 = 340 tiles on the
+     * H200's 132 CTAs, so a CTA's warpgroups reuse their x buffers (a third tile) and hand
+     * the main loop to each other, and K's 5 slices of N (the last 8 wide) outrun the
+     * 4-stage ring, so the producer loads a tile's x between its slices. The rows above
+     * have fewer tiles than SMs, and N <= 256, where the form is XS3: three x buffers
+     * shared by the warpgroups' tiles in turn, a 3-stage ring. The two forms on 5 CTAs
+     * (F_DX_FEW_CTAS), 10 x 5 tiles: each CTA's ten tiles use every x buffer three or four
+     * times, XS3's 4 slices of N outrun its ring, and the last tiles of M and K are partial
+     * (24 rows, 8 columns). The cooperative form (F_DX_COOP) on a row of 8 x 5 tiles of
+     * 128 rows. */
     {4300, 1032, 264, 0, 0, F_HOPPER},
+    {600, 1032, 200, 0, 0, F_QUICK | F_HOPPER | F_DX_FEW_CTAS},
+    {600, 1032, 264, 1, 0, F_QUICK | F_HOPPER | F_DX_FEW_CTAS},
     {1000, 1032, 200, 0, 0, F_HOPPER | F_DX_COOP},
     {300, 1032, 72, 1, 0, F_QUICK | F_HOPPER},
     {260, 1288, 96, 0, NULL_LNW | NULL_LNB | NULL_LB, F_QUICK | F_HOPPER},
@@ -900,18 +909,20 @@ int main(int argc, char **argv) {
             tcase c;
             case_setup(&c, &shapes[si], dtypes[di], dev, 1000 * si + di + 1);
             /* the library reads these on each call; the caller's own settings come back after */
-            env_override split, pingpong, bn, dx_form, cluster;
+            env_override split, pingpong, bn, dx_form, cluster, dx_grid;
             env_set(&split, "LNL_CUDA_SPLIT_STATS_MIN_K", "0", shapes[si].flags & F_SPLIT);
             env_set(&pingpong, "LNL_CUDA_PINGPONG_MAX_K", "65536", shapes[si].flags & F_PINGPONG);
             env_set(&bn, "LNL_CUDA_SM90_BN", shapes[si].flags & F_BN128 ? "128" : "192",
                     shapes[si].flags & (F_BN192 | F_BN128));
             env_set(&dx_form, "LNL_CUDA_DX_FORM", "0", shapes[si].flags & F_DX_COOP);
+            env_set(&dx_grid, "LNL_CUDA_DX_GRID", "5", shapes[si].flags & F_DX_FEW_CTAS);
             env_set(&cluster, "LNL_CUDA_SM90_CLUSTER", shapes[si].flags & F_CLUSTER ? "1" : "0",
                     shapes[si].flags & (F_CLUSTER | F_NO_CLUSTER));
             for (size_t k = 0; k < 4; k++)
                 if (supported[di][k] && !(no_auto && strats[k] == LNL_STRATEGY_AUTO) &&
                     (only_strategy < 0 || strats[k] == (lnl_strategy)only_strategy))
                     run_case(&c, strats[k]);
+            env_restore(&dx_grid);
             env_restore(&cluster);
             env_restore(&dx_form);
             env_restore(&bn);
