@@ -159,13 +159,20 @@ template <typename T, bool EDGE, bool WITH_X = true> struct tile_inputs {
     }
 };
 
+/* A ring stage's release by a consumer warp (lane 0): its arrival, and with CL the same
+ * arrival on the other CTA's barrier, whose producer also writes into this stage */
+template <bool CL> __device__ __forceinline__ void release_stage(uint64_t *bar, uint32_t peer) {
+    mbar_arrive(bar);
+    if constexpr (CL) mbar_arrive_cluster(bar, peer);
+}
+
 /* One tile's main loop for a consumer warpgroup: KT slices of 64, four wgmma m64n256k16 a
  * slice from ring stage (it0 + kt) % S; each stage is released once the next slice's
  * group is issued, the last by the caller after finish_groups. */
-template <typename T, int A_BYTES, int S>
+template <typename T, int A_BYTES, int S, bool CL>
 __device__ __forceinline__ void tile_mainloop(float *acc, uint64_t *full, uint64_t *empty,
                                               unsigned char *sA, unsigned char *sB, int a_off,
-                                              uint32_t it0, int KT, int lane) {
+                                              uint32_t it0, int KT, int lane, uint32_t peer) {
     for (int kt = 0; kt < KT; kt++) {
         const int s = (it0 + kt) % S;
         mbar_wait(&full[s], ((it0 + kt) / S) & 1);
@@ -177,7 +184,7 @@ __device__ __forceinline__ void tile_mainloop(float *acc, uint64_t *full, uint64
             wgmma_ss<T, DX_BN>(acc, adesc + 2 * st, bdesc + 2 * st, kt > 0 || st > 0);
         wgmma_commit();
         wgmma_wait<1>();
-        if (kt > 0 && lane == 0) mbar_arrive(&empty[(it0 + kt - 1) % S]);
+        if (kt > 0 && lane == 0) release_stage<CL>(&empty[(it0 + kt - 1) % S], peer);
     }
 }
 
@@ -292,8 +299,8 @@ __device__ __forceinline__ void epilogue_xs(const float *acc, tile_inputs<T, EDG
  * would wait for slot uses a whole phase ahead of the ring, and a parity wait cannot tell
  * use u from u - 2 (fused_forward_sm90.cu's ping-pong form found it so on the H200).
  * XS: stage_out is the warp's 16 rows of the tile's x buffer, xfull / xempty that buffer's
- * barriers, xuse the buffer's uses before this one. */
-template <typename T, bool EDGE, int FORM>
+ * barriers, xuse the buffer's uses before this one. CL: peer is the other CTA's rank. */
+template <typename T, bool EDGE, int FORM, bool CL>
 __device__ __forceinline__ void consume_tile(float *acc, uint64_t *full, uint64_t *empty,
                                              unsigned char *sA, unsigned char *sB, uint32_t it0,
                                              int KT, int cw, int warp, int lane,
@@ -301,21 +308,22 @@ __device__ __forceinline__ void consume_tile(float *acc, uint64_t *full, uint64_
                                              const CUtensorMap *map_o, const T *x,
                                              const T *gamma, const float4 *rowp, int64_t m0,
                                              int n0, int64_t M, int K, bool first, bool more,
-                                             uint64_t *xfull, uint64_t *xempty, uint32_t xuse) {
+                                             uint64_t *xfull, uint64_t *xempty, uint32_t xuse,
+                                             uint32_t peer) {
     using C = dx_cfg<FORM>;
     constexpr bool XS = C::XS;
     const int64_t wrow = m0 + (XS ? 0 : cw * 64) + warp * 16;
     tile_inputs<T, EDGE, !XS> in(x, gamma, rowp, wrow, n0, M, K, lane >> 2, lane & 3);
     if constexpr (XS)
         if (cw == 1 || !first) named_bar_sync(4 + cw, 256);
-    tile_mainloop<T, C::A_BYTES, C::S>(acc, full, empty, sA, sB, XS ? 0 : cw * 64 * 128, it0,
-                                       KT, lane);
+    tile_mainloop<T, C::A_BYTES, C::S, CL>(acc, full, empty, sA, sB, XS ? 0 : cw * 64 * 128,
+                                           it0, KT, lane, peer);
     if constexpr (XS)
         if (more) named_bar_arrive(5 - cw, 256);
     wgmma_wait<0>();
 #pragma unroll
     for (int k = 0; k < DX_BN / 2; k++) fence_regs(acc[k]);
-    if (lane == 0) mbar_arrive(&empty[(it0 + KT - 1) % C::S]);
+    if (lane == 0) release_stage<CL>(&empty[(it0 + KT - 1) % C::S], peer);
     if constexpr (XS) {
         mbar_wait(xfull, xuse & 1); /* this tile's x, loaded by the producer */
         epilogue_xs<T, EDGE>(acc, in, stage_out, map_o, n0, wrow, M, K, lane, xempty);
@@ -330,11 +338,11 @@ __device__ __forceinline__ void consume_tile(float *acc, uint64_t *full, uint64_
  * reduction contiguous, through TMA into a ring of C::S stages (OOB rows and columns read as
  * zero), wgmma from two consumer warpgroups, a persistent grid over tiles in grouped
  * order (sm90_tiles.cuh). */
-template <typename T, int FORM>
+template <typename T, int FORM, bool CL = false>
 __global__ void __launch_bounds__(DX_THREADS, 1)
 dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                    const __grid_constant__ CUtensorMap map_o, const __grid_constant__ CUtensorMap map_x,
-                   const T *__restrict__ x,
+                   const __grid_constant__ CUtensorMap map_bh, const T *__restrict__ x,
                    const T *__restrict__ gamma, const float4 *__restrict__ rowp, int64_t M,
                    int K, int N) {
 #if LNL_SM90A
@@ -346,14 +354,33 @@ dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_const
     unsigned char *sA = smem, *sB = smem + S * C::A_BYTES, *sOut = sB + S * B_BYTES;
     uint64_t *full = (uint64_t *)(sOut + C::STAGE_OUT), *empty = full + S;
     uint64_t *xfull = empty + S, *xempty = xfull + C::XBUF; /* XS: a pair an x buffer */
+    static_assert(!CL || XS, "CL: the XS forms");
     const int64_t tiles_m = (M + C::TILE_M - 1) / C::TILE_M, tiles_n = (K + DX_BN - 1) / DX_BN;
-    const int64_t tiles = tiles_m * tiles_n;
     const int KT = (N + DX_BK - 1) / DX_BK;
     const int wg = threadIdx.x / 128;
+    /* The CTA's work comes in units: a tile, or (CL) a pair of vertically adjacent tiles,
+     * whose two m-tiles the cluster's two CTAs take (rank 0 the upper), both walking the
+     * same units in the same order, so that every W^T slice one loads half of is the
+     * other's too (tile_at's order over tiles 2 TILE_M rows high). Where tiles_m is odd,
+     * the last pairs' lower tiles lie past M: their dy and x read as zeros and TMA stores
+     * nothing of them, but the CTA still loads its half of W^T for the other. */
+    const uint32_t rank = CL ? cluster_rank() : 0, peer = rank ^ 1;
+    const int64_t pairs_m = (tiles_m + 1) / 2;
+    const int64_t units = CL ? pairs_m * tiles_n : tiles_m * tiles_n;
+    const int64_t unit0 = CL ? blockIdx.x / 2 : blockIdx.x, ustep = CL ? gridDim.x / 2 : gridDim.x;
+    auto tile_of = [&](int64_t u, int64_t *m0, int *n0) {
+        if constexpr (CL) {
+            tile_at(u, pairs_m, tiles_n, DX_BN, m0, n0, 2 * C::TILE_M);
+            *m0 += rank * C::TILE_M;
+        } else {
+            tile_at(u, tiles_m, tiles_n, DX_BN, m0, n0, C::TILE_M);
+        }
+    };
     if (threadIdx.x == 0) {
         for (int i = 0; i < S; i++) {
             mbar_init(&full[i], 1);
-            mbar_init(&empty[i], XS ? 4 : 8); /* the consumer warps of a stage's tile release it */
+            /* the consumer warps of a stage's tile release it, CL: of both CTAs */
+            mbar_init(&empty[i], (XS ? 4 : 8) * (CL ? 2 : 1));
         }
         if (XS)
             for (int i = 0; i < C::XBUF; i++) {
@@ -362,7 +389,9 @@ dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_const
             }
         mbar_init_fence();
     }
-    __syncthreads();
+    /* CL: the other CTA's barriers are initialized before anything arrives on them */
+    if constexpr (CL) cluster_sync();
+    else __syncthreads();
     /* XS: x buffers are used by the CTA's tiles in turn (tile j in buffer j % XB) */
     constexpr int XB = C::XBUF > 0 ? C::XBUF : 1;
     if (wg == 0) { /* producer */
@@ -381,14 +410,14 @@ dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_const
         };
         if (threadIdx.x == 0) {
             tma_prefetch_map(&map_a);
-            tma_prefetch_map(&map_b);
+            tma_prefetch_map(CL ? &map_bh : &map_b);
             tma_prefetch_map(&map_o);
             if (XS) tma_prefetch_map(&map_x);
             uint32_t it = 0, j = 0; /* j: the tile's place in this CTA's sequence */
-            for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, j++) {
+            for (int64_t u = unit0; u < units; u += ustep, j++) {
                 int64_t m0;
                 int n0;
-                tile_at(tile, tiles_m, tiles_n, DX_BN, &m0, &n0, C::TILE_M);
+                tile_of(u, &m0, &n0);
                 /* XS: the tile's x into its warpgroup's buffer (j % 2), after the ring's
                  * first stages (which need no wait on the epilogue); where KT <= S, after
                  * all of the tile's stages. XS3's x has a thread of its own (below). */
@@ -400,18 +429,29 @@ dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_const
                     mbar_wait(&empty[s], ((it / S) & 1) ^ 1);
                     mbar_arrive_expect_tx(&full[s], C::A_BYTES + B_BYTES);
                     tma_load_2d(sA + s * C::A_BYTES, &map_a, kt * DX_BK, (int32_t)m0, &full[s]);
-                    tma_load_2d(sB + s * B_BYTES, &map_b, kt * DX_BK, n0, &full[s]);
+                    if constexpr (CL) /* this CTA's half of the W^T slice, into both */
+                        tma_load_2d_multicast(sB + s * B_BYTES + rank * (DX_BN / 2) * 128, &map_bh,
+                                              kt * DX_BK, n0 + (int)rank * (DX_BN / 2), &full[s],
+                                              0x3);
+                    else
+                        tma_load_2d(sB + s * B_BYTES, &map_b, kt * DX_BK, n0, &full[s]);
                 }
                 if (x_here && pre == KT) load_x(j, m0, n0);
             }
+            /* CL: the other CTA's consumers arrive on this CTA's empty barriers up to its
+             * last stage; this thread stays (and the CTA's shared memory with it) until
+             * the last S uses are released, so that no arrival reaches an exited CTA */
+            if constexpr (CL)
+                for (uint32_t v = it > (uint32_t)S ? it - S : 0; v < it; v++)
+                    mbar_wait(&empty[v % S], (v / S) & 1);
         } else if (FORM == DX_XS3 && threadIdx.x == 32) {
             /* XS3: the x tiles in the CTA's order, each as soon as its buffer is free, apart
              * from the ring, whose producer would hold them behind the stages' waits */
             uint32_t j = 0;
-            for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, j++) {
+            for (int64_t u = unit0; u < units; u += ustep, j++) {
                 int64_t m0;
                 int n0;
-                tile_at(tile, tiles_m, tiles_n, DX_BN, &m0, &n0, C::TILE_M);
+                tile_of(u, &m0, &n0);
                 load_x(j, m0, n0);
             }
         }
@@ -429,24 +469,26 @@ dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_const
      * of the CTA's tiles, as the producer does, and j is the tile's place among them */
     constexpr int WG_STEP = XS ? 2 : 1;
     uint32_t it0 = XS ? cw * KT : 0, j = XS ? cw : 0;
-    for (int64_t tile = blockIdx.x + (XS ? cw : 0) * (int64_t)gridDim.x; tile < tiles;
-         tile += WG_STEP * (int64_t)gridDim.x, it0 += WG_STEP * KT, j += WG_STEP) {
+    for (int64_t u = unit0 + (XS ? cw : 0) * ustep; u < units;
+         u += WG_STEP * ustep, it0 += WG_STEP * KT, j += WG_STEP) {
         int64_t m0;
         int n0;
-        tile_at(tile, tiles_m, tiles_n, DX_BN, &m0, &n0, C::TILE_M);
-        const bool first = tile == blockIdx.x, more = tile + gridDim.x < tiles;
+        tile_of(u, &m0, &n0);
+        const bool first = u == unit0, more = u + ustep < units;
         /* XS: the tile's x buffer (the warp's 16 rows of it) and its uses so far */
         const int xb = XS ? (int)(j % XB) : 0;
         unsigned char *const out = XS ? sOut + xb * C::X_BYTES + warp * 16 * 128 : stage_out;
         const uint32_t xuse = j / XB;
         if (m0 + C::TILE_M <= M && n0 + DX_BN <= K)
-            consume_tile<T, false, FORM>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane,
-                                         row_addr, out, &map_o, x, gamma, rowp, m0, n0, M, K,
-                                         first, more, &xfull[xb], &xempty[xb], xuse);
+            consume_tile<T, false, FORM, CL>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane,
+                                             row_addr, out, &map_o, x, gamma, rowp, m0, n0, M,
+                                             K, first, more, &xfull[xb], &xempty[xb], xuse,
+                                             peer);
         else
-            consume_tile<T, true, FORM>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane,
-                                        row_addr, out, &map_o, x, gamma, rowp, m0, n0, M, K,
-                                        first, more, &xfull[xb], &xempty[xb], xuse);
+            consume_tile<T, true, FORM, CL>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane,
+                                            row_addr, out, &map_o, x, gamma, rowp, m0, n0, M,
+                                            K, first, more, &xfull[xb], &xempty[xb], xuse,
+                                            peer);
     }
     if (lane == 0) bulk_wait_all();
 #endif
@@ -725,6 +767,31 @@ static int dx_form(int64_t N) {
     return N <= DX_XS3_MAX_N ? DX_XS3 : DX_XS;
 }
 
+/* The XS forms in clusters of two CTAs sharing each W^T slice (CL: the forward's
+ * clusters, fused_forward_sm90.cu, applied to this GEMM, whose B is read by every M
+ * tile): not taken unless LNL_CUDA_DX_CLUSTER=1 (read on each call), until measured. */
+static bool dx_cluster() { return env_int64("LNL_CUDA_DX_CLUSTER", 0) == 1; }
+
+/* One launch of kernel k on `grid` CTAs, in clusters of `cluster` (1: none). Not a
+ * programmatic dependent: the kernel does not wait (pdl_wait) for the one before it. */
+template <typename... P, typename... A>
+static cudaError_t launch_plain(unsigned cluster, void (*k)(P...), unsigned grid, size_t smem,
+                                cudaStream_t s, A &&...args) {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(DX_THREADS);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = s;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = cluster;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = cluster > 1 ? 1 : 0;
+    return cudaLaunchKernelEx(&cfg, k, std::forward<A>(args)...);
+}
+
 template <typename T>
 static cudaError_t epilogue_t(lnl_dtype dt, const T *dy, const T *x, const T *gamma,
                               const dx_epilogue_layout &l, T *dx, int64_t M, int64_t K, int64_t N,
@@ -733,31 +800,50 @@ static cudaError_t epilogue_t(lnl_dtype dt, const T *dy, const T *x, const T *ga
     encode_fn enc = tensor_map_encoder();
     const int form = dx_form(N);
     const int tile_m = form == DX_COOP ? dx_cfg<DX_COOP>::TILE_M : dx_cfg<DX_XS>::TILE_M;
-    CUtensorMap ma, mb, mo, mx;
+    CUtensorMap ma, mb, mo, mx, mbh;
     if (!make_map(enc, &ma, dt, dy, M, N, tile_m) || !make_map(enc, &mb, dt, l.wt, K, N, DX_BN) ||
-        !make_map(enc, &mo, dt, dx, M, K, 16) || !make_map(enc, &mx, dt, x, M, K, tile_m))
+        !make_map(enc, &mo, dt, dx, M, K, 16) || !make_map(enc, &mx, dt, x, M, K, tile_m) ||
+        !make_map(enc, &mbh, dt, l.wt, K, N, DX_BN / 2))
         return cudaErrorInvalidValue;
-    const int64_t tiles = ((M + tile_m - 1) / tile_m) * ((K + DX_BN - 1) / DX_BN);
-    /* LNL_CUDA_DX_GRID=n (read on each call; for tests) caps the grid at n CTAs, so that
-     * small problems give each CTA many tiles and its x buffers many uses */
+    const int64_t tiles_m = (M + tile_m - 1) / tile_m, tiles_n = (K + DX_BN - 1) / DX_BN;
+    /* LNL_CUDA_DX_GRID=n (read on each call; for tests) caps the grid at n CTAs (n / 2
+     * clusters, at least one), so that small problems give each CTA many tiles and its x
+     * buffers many uses */
     const int64_t cap = env_int64("LNL_CUDA_DX_GRID", 0);
-    const unsigned grid = (unsigned)std::min<int64_t>(
-        {tiles, (int64_t)d.sm_count, cap > 0 ? cap : (int64_t)d.sm_count});
+    const int64_t most = cap > 0 ? std::min<int64_t>(cap, d.sm_count) : d.sm_count;
     const T *g = gamma ? gamma : (const T *)l.gamma1;
-    auto *kern = form == DX_COOP ? dx_epilogue_kernel<T, DX_COOP>
-                 : form == DX_XS ? dx_epilogue_kernel<T, DX_XS>
-                                 : dx_epilogue_kernel<T, DX_XS3>;
+    using kernel_t = decltype(&dx_epilogue_kernel<T, DX_XS>);
+    const bool want_cl = form != DX_COOP && dx_cluster();
+    kernel_t kern = form == DX_COOP                ? dx_epilogue_kernel<T, DX_COOP>
+                    : form == DX_XS && want_cl     ? dx_epilogue_kernel<T, DX_XS, true>
+                    : form == DX_XS                ? dx_epilogue_kernel<T, DX_XS>
+                    : want_cl                      ? dx_epilogue_kernel<T, DX_XS3, true>
+                                                   : dx_epilogue_kernel<T, DX_XS3>;
     const size_t smem = form == DX_COOP ? dx_cfg<DX_COOP>::SMEM
                         : form == DX_XS ? dx_cfg<DX_XS>::SMEM
                                         : dx_cfg<DX_XS3>::SMEM;
+    /* CL: a cluster a pair of vertically adjacent tiles, as many clusters as fit at once
+     * (sm90_max_clusters); none fitting, the call runs the same form without clusters */
+    unsigned cluster = 1, grid = (unsigned)std::min<int64_t>(tiles_m * tiles_n, most);
+    if (want_cl) {
+        const int64_t fit = sm90_max_clusters(kern, DX_THREADS, smem, d);
+        if (fit > 0) {
+            cluster = 2;
+            grid = (unsigned)(2 * std::min<int64_t>({(tiles_m + 1) / 2 * tiles_n, fit,
+                                                     std::max<int64_t>(most / 2, 1)}));
+        } else {
+            kern = form == DX_XS ? dx_epilogue_kernel<T, DX_XS> : dx_epilogue_kernel<T, DX_XS3>;
+        }
+    }
     /* as the forward's kernels (launch_t in fused_forward_sm90.cu): the shared-memory limit
      * once per device, again if the launch fails after a context reset dropped it */
     for (int attempt = 0; attempt < 2; attempt++) {
         e = raise_smem_limit((const void *)kern, smem, d.device, attempt > 0);
         if (e != cudaSuccess) return e;
-        kern<<<grid, DX_THREADS, smem, s>>>(ma, mb, mo, mx, x, g, l.rowp, M, (int)K, (int)N);
-        e = cudaGetLastError();
+        e = launch_plain(cluster, kern, grid, smem, s, ma, mb, mo, mx, mbh, x, g, l.rowp, M,
+                         (int)K, (int)N);
         if (e == cudaSuccess) return e;
+        (void)cudaGetLastError();
     }
     return e;
 }

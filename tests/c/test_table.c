@@ -57,6 +57,8 @@ static const char *g_name[N_G] = {"dx", "dln_weight", "dln_bias", "dlinear_weigh
 #define F_NO_CLUSTER 1024
 #define F_DX_FEW_CTAS 2048 /* run under LNL_CUDA_DX_GRID=5: the dx epilogue on 5 CTAs, so that
                               a small row gives each CTA many tiles and x buffer uses */
+#define F_DX_CLUSTER 4096 /* run under LNL_CUDA_DX_CLUSTER=1: the dx epilogue's XS forms in
+                             clusters of two CTAs sharing W^T slices, taken only when asked */
 #define OFFSET_F16_LIMIT 2
 #define OFFSET_TINY_SPREAD 3
 
@@ -137,6 +139,13 @@ static const shape_t shapes[] = {
     {4300, 1032, 264, 0, 0, F_HOPPER},
     {600, 1032, 200, 0, 0, F_QUICK | F_HOPPER | F_DX_FEW_CTAS},
     {600, 1032, 264, 1, 0, F_QUICK | F_HOPPER | F_DX_FEW_CTAS},
+    /* ... and both in clusters of two (F_DX_CLUSTER): 650 rows are 11 tiles of 64, an odd
+     * count, so the last pairs' lower tiles lie past M and only load their half of W^T for
+     * the other CTA; on 2 clusters (F_DX_FEW_CTAS) the 6 x 5 pairs give each CTA 15 tiles.
+     * 4300,1032,264: 34 x 5 pairs on the H200's 66 clusters. */
+    {650, 1032, 200, 0, 0, F_QUICK | F_HOPPER | F_DX_FEW_CTAS | F_DX_CLUSTER},
+    {650, 1032, 264, 1, 0, F_HOPPER | F_DX_FEW_CTAS | F_DX_CLUSTER},
+    {4300, 1032, 264, 0, 0, F_HOPPER | F_DX_CLUSTER},
     {1000, 1032, 200, 0, 0, F_HOPPER | F_DX_COOP},
     {300, 1032, 72, 1, 0, F_QUICK | F_HOPPER},
     {260, 1288, 96, 0, NULL_LNW | NULL_LNB | NULL_LB, F_QUICK | F_HOPPER},
@@ -909,19 +918,21 @@ int main(int argc, char **argv) {
             tcase c;
             case_setup(&c, &shapes[si], dtypes[di], dev, 1000 * si + di + 1);
             /* the library reads these on each call; the caller's own settings come back after */
-            env_override split, pingpong, bn, dx_form, cluster, dx_grid;
+            env_override split, pingpong, bn, dx_form, cluster, dx_grid, dx_cluster;
             env_set(&split, "LNL_CUDA_SPLIT_STATS_MIN_K", "0", shapes[si].flags & F_SPLIT);
             env_set(&pingpong, "LNL_CUDA_PINGPONG_MAX_K", "65536", shapes[si].flags & F_PINGPONG);
             env_set(&bn, "LNL_CUDA_SM90_BN", shapes[si].flags & F_BN128 ? "128" : "192",
                     shapes[si].flags & (F_BN192 | F_BN128));
             env_set(&dx_form, "LNL_CUDA_DX_FORM", "0", shapes[si].flags & F_DX_COOP);
             env_set(&dx_grid, "LNL_CUDA_DX_GRID", "5", shapes[si].flags & F_DX_FEW_CTAS);
+            env_set(&dx_cluster, "LNL_CUDA_DX_CLUSTER", "1", shapes[si].flags & F_DX_CLUSTER);
             env_set(&cluster, "LNL_CUDA_SM90_CLUSTER", shapes[si].flags & F_CLUSTER ? "1" : "0",
                     shapes[si].flags & (F_CLUSTER | F_NO_CLUSTER));
             for (size_t k = 0; k < 4; k++)
                 if (supported[di][k] && !(no_auto && strats[k] == LNL_STRATEGY_AUTO) &&
                     (only_strategy < 0 || strats[k] == (lnl_strategy)only_strategy))
                     run_case(&c, strats[k]);
+            env_restore(&dx_cluster);
             env_restore(&dx_grid);
             env_restore(&cluster);
             env_restore(&dx_form);
