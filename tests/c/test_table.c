@@ -132,9 +132,9 @@ static const shape_t shapes[] = {
      * 4-stage ring, so the producer loads a tile's x between its slices. The rows above
      * have fewer tiles than SMs, and N <= 256, where the form is XS3: three x buffers
      * shared by the warpgroups' tiles in turn, a 3-stage ring. The two forms on 5 CTAs
-     * (F_DX_FEW_CTAS), 10 x 5 tiles: each CTA's ten tiles use every x buffer three or four
-     * times, XS3's 4 slices of N outrun its ring, and the last tiles of M and K are partial
-     * (24 rows, 8 columns). The cooperative form (F_DX_COOP) on a row of 8 x 5 tiles of
+     * (F_DX_FEW_CTAS), 10 x 5 tiles: each CTA's ten tiles use XS3's three x buffers three or
+     * four times each and XS's two five times each, XS3's 4 slices of N outrun its ring, and
+     * the last tiles of M and K are partial (24 rows, 8 columns). The cooperative form (F_DX_COOP) on a row of 8 x 5 tiles of
      * 128 rows. */
     {4300, 1032, 264, 0, 0, F_HOPPER},
     {600, 1032, 200, 0, 0, F_QUICK | F_HOPPER | F_DX_FEW_CTAS},
