@@ -772,26 +772,6 @@ static int dx_form(int64_t N) {
  * tile): not taken unless LNL_CUDA_DX_CLUSTER=1 (read on each call), until measured. */
 static bool dx_cluster() { return env_int64("LNL_CUDA_DX_CLUSTER", 0) == 1; }
 
-/* One launch of kernel k on `grid` CTAs, in clusters of `cluster` (1: none). Not a
- * programmatic dependent: the kernel does not wait (pdl_wait) for the one before it. */
-template <typename... P, typename... A>
-static cudaError_t launch_plain(unsigned cluster, void (*k)(P...), unsigned grid, size_t smem,
-                                cudaStream_t s, A &&...args) {
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(grid);
-    cfg.blockDim = dim3(DX_THREADS);
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = s;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = cluster;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = cluster > 1 ? 1 : 0;
-    return cudaLaunchKernelEx(&cfg, k, std::forward<A>(args)...);
-}
-
 template <typename T>
 static cudaError_t epilogue_t(lnl_dtype dt, const T *dy, const T *x, const T *gamma,
                               const dx_epilogue_layout &l, T *dx, int64_t M, int64_t K, int64_t N,
@@ -840,8 +820,10 @@ static cudaError_t epilogue_t(lnl_dtype dt, const T *dy, const T *x, const T *ga
     for (int attempt = 0; attempt < 2; attempt++) {
         e = raise_smem_limit((const void *)kern, smem, d.device, attempt > 0);
         if (e != cudaSuccess) return e;
-        e = launch_plain(cluster, kern, grid, smem, s, ma, mb, mo, mx, mbh, x, g, l.rowp, M,
-                         (int)K, (int)N);
+        /* not a programmatic dependent: the kernel does not wait (pdl_wait) for the one
+         * before it */
+        e = launch_ex(false, cluster, kern, dim3(grid), dim3(DX_THREADS), smem, s, ma, mb, mo,
+                      mx, mbh, x, g, l.rowp, M, (int)K, (int)N);
         if (e == cudaSuccess) return e;
         (void)cudaGetLastError();
     }
