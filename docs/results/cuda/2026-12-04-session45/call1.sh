@@ -27,6 +27,7 @@ ab_el tables
 AB_SAN_LIMIT=100 ab_sanitize new f16 600,1032,200 650,1032,200
 ab_el sanitized
 ab_pytest new 150 "dx_epilogue or saved_y"
+mv "$R/pytest_new.txt" "$R/pytest_new_nocl.txt"
 LNL_CUDA_DX_CLUSTER=1 ab_pytest new 150 "dx_epilogue or saved_y"
 ab_el done
 ab_pack
