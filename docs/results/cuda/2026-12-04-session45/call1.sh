@@ -12,7 +12,7 @@ ab_el built
 LNL_CUDA_DX_FORM=2 ab_smoke new 40 "--dtype bf16 --strategy auto" 32768,4096,256 600,1032,200 || { ab_pack; exit 1; }
 LNL_CUDA_DX_CLUSTER=1 ab_smoke new 40 "--dtype bf16 --strategy auto" 32768,4096,256 16384,8192,1024 650,1032,200 || { ab_pack; exit 1; }
 for d in bf16 f16; do
-  for s in 600,1032,200 600,1032,264 650,1032,200 650,1032,264 1000,1032,200 600,2056,72 300,1032,72 260,1288,96 600,2056,16 4300,1032,264; do
+  for s in 600,1032,200 600,1032,264 650,1032,200 650,1032,264 2200,1032,136 1000,1032,200 600,2056,72 300,1032,72 260,1288,96 600,2056,16 4300,1032,264; do
     timeout 60 build-new/tests/test_table --device cuda --dtype $d --shape $s >"$R/table_${d}_$s.txt" 2>&1
     echo "table $d $s rc $?: $(tail -1 "$R/table_${d}_$s.txt")"
   done
