@@ -49,8 +49,9 @@ typedef struct lnl_cpu_isa {
     lnl_pack_b_f32_fn pack_b_f32;
     lnl_pack_a_f64_fn pack_a_f64;
     lnl_pack_b_f64_fn pack_b_f64;
-    /* Tiny f32 forward for the shapes it takes (returns 1), else NULL or 0. */
+    /* Tiny f32 forward and backward for the shapes they take (return 1), else NULL or 0. */
     int (*small_fwd_f32)(const lnl_fwd_args *a);
+    int (*small_bwd_f32)(const lnl_bwd_args *a);
     /* Row statistics, bitwise equal to lnl_ln_stats_f32 (ln_rows.h). */
     void (*ln_stats_f32)(const float *x, int64_t k, float eps, float *mean, float *rstd);
     /* Backward row pass in one visit of the row, or NULL (then lnl_ln_dx_f32 and
@@ -140,6 +141,7 @@ void lnl_cpu_backward_f64(const lnl_bwd_args *a, const lnl_cpu_ws *w);
 void lnl_cpu_small_forward_f32(const lnl_fwd_args *a);
 void lnl_cpu_small_forward_f64(const lnl_fwd_args *a);
 int lnl_cpu_small_forward_f32_avx2(const lnl_fwd_args *a);
+int lnl_cpu_small_backward_f32_avx2(const lnl_bwd_args *a);
 void lnl_ln_stats_f32_avx2(const float *x, int64_t k, float eps, float *mean, float *rstd);
 void lnl_ln_dx_colsums_f32_avx2(float *dx, float *pg, float *pb, const float *dxhat,
                                 const float *x, int64_t k, float mean, float rstd,

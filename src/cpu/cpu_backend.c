@@ -173,8 +173,9 @@ lnl_status lnl_cpu_backward(const lnl_bwd_args *a) {
     if (p->strategy == LNL_STRATEGY_REFERENCE) {
         lnl_reference_backward(a, ws);
     } else if (lnl_cpu_is_tiny(p)) {
+        int (*fast)(const lnl_bwd_args *) = lnl_cpu_isa_get()->small_bwd_f32;
         if (f64) lnl_cpu_small_backward_f64(a);
-        else lnl_cpu_small_backward_f32(a);
+        else if (!fast || !fast(a)) lnl_cpu_small_backward_f32(a);
     } else {
         lnl_cpu_ws w;
         lnl_cpu_bwd_layout(p, ws, &w);

@@ -12,18 +12,27 @@
  * L1, and K=4096 takes 11 instead of 16 passes over C (+4.5% at M=1024 K=N=4096 on 2
  * threads, neutral at K=768; mc 96/120/192 and kc 320 measured no better).
  * AVX-512: a sweep on a 2-core slice of a Xeon (48 KiB L1d, 2 MiB L2) over mc in {96..480}, kc in {192..512} put
- * 480/384 first (189 vs 124 GFLOP/s at 144/256, fused forward M=2048 K=N=768). */
+ * 480/384 first (189 vs 124 GFLOP/s at 144/256, fused forward M=2048 K=N=768); on Zen 4
+ * (32 KiB L1d, 1 MiB L2) kc 192 or 256 measured up to 11% slower, and kc 512 or mc 336
+ * no different (bench/cpu_ab.py), so it stays.
+ * The row passes (tiny forward and backward, statistics, the backward's one-visit row pass) are the
+ * AVX2 ones in both tables: on Zen 4 the portable ones made the 16,8,16 forward 3x slower
+ * (1.19 vs 0.40 us) and the 4096,4096,256 backward ~6% slower; on session 6's Xeon the
+ * two measured the same. */
 static const lnl_cpu_isa isa_scalar = {
     "scalar", lnl_ukr_f32_scalar, {4, 4, 64, 256, 1024}, lnl_ukr_f64_scalar, {4, 4, 64, 256, 1024},
-    lnl_pack_a_f32, lnl_pack_b_f32, lnl_pack_a_f64, lnl_pack_b_f64, NULL, lnl_ln_stats_f32, NULL};
+    lnl_pack_a_f32, lnl_pack_b_f32, lnl_pack_a_f64, lnl_pack_b_f64, NULL, NULL, lnl_ln_stats_f32,
+    NULL};
 static const lnl_cpu_isa isa_avx2 = {
     "avx2", lnl_ukr_f32_avx2, {6, 16, 144, 384, 4080}, lnl_ukr_f64_avx2, {6, 8, 96, 256, 2040},
     lnl_pack_a_f32_avx2, lnl_pack_b_f32_avx2, lnl_pack_a_f64, lnl_pack_b_f64,
-    lnl_cpu_small_forward_f32_avx2, lnl_ln_stats_f32_avx2,
+    lnl_cpu_small_forward_f32_avx2, lnl_cpu_small_backward_f32_avx2, lnl_ln_stats_f32_avx2,
     lnl_ln_dx_colsums_f32_avx2};
 static const lnl_cpu_isa isa_avx512 = {
     "avx512", lnl_ukr_f32_avx512, {12, 32, 480, 384, 3072}, lnl_ukr_f64_avx512, {12, 16, 240, 256, 3072},
-    lnl_pack_a_f32_avx2, lnl_pack_b_f32_avx2, lnl_pack_a_f64, lnl_pack_b_f64, NULL, lnl_ln_stats_f32, NULL};
+    lnl_pack_a_f32_avx2, lnl_pack_b_f32_avx2, lnl_pack_a_f64, lnl_pack_b_f64,
+    lnl_cpu_small_forward_f32_avx2, lnl_cpu_small_backward_f32_avx2, lnl_ln_stats_f32_avx2,
+    lnl_ln_dx_colsums_f32_avx2};
 
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
 static const lnl_cpu_isa *isa_chosen = &isa_scalar;

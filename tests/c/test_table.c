@@ -83,6 +83,10 @@ static const shape_t shapes[] = {
     {16, 1, 16, 1, 0, F_QUICK},
     {16, 3, 16, 0, NULL_LNB, F_QUICK},
     {129, 8, 1, 0, NULL_LNW | NULL_LNB | NULL_LB, F_QUICK},
+    /* the CPU's AVX2 tiny backward (small_bwd_avx2.c): rows of two vectors, the second
+     * masked (K = 12) or full (K = 16), and row blocks of 8 with a tail */
+    {37, 12, 40, 1, 0, F_QUICK | F_SUBSETS},
+    {13, 16, 5, 0, NULL_LNW, F_QUICK},
     {129, 67, 16, 1, 0, F_QUICK},
     /* bf16/f16 rows of at most 16 elements past the one-block tiny kernels' 2^15
      * multiply-adds (tiny_common.cuh): FUSED's forward is the mma.sync kernel computing the
