@@ -161,30 +161,42 @@ int blocks_per_sm(std::atomic<int> (&cache)[64], Kernel k, int threads, const de
 #ifndef LNL_PDL
 #define LNL_PDL 1
 #endif
-/* kernel<<<grid, block, smem, s>>>(args...), as a programmatic dependent of the kernel
- * before it in the stream on devices that have it (sm_90+); the kernel must call
- * pdl_wait() before it reads or writes anything. Returns the launch's error. */
-/* cluster_x > 1: in clusters of cluster_x consecutive blocks (grid.x a multiple of it). */
+/* kernel<<<grid, block, smem, s>>>(args...); with `dependent`, as a programmatic dependent
+ * of the kernel before it in the stream on devices that have it (sm_90+), and the kernel
+ * must then call pdl_wait() before it reads or writes anything; cluster_x > 1: in
+ * clusters of cluster_x consecutive blocks (grid.x a multiple of it). Returns the
+ * launch's error. */
 template <typename... P, typename... A>
-cudaError_t launch_dependent_clusters(unsigned cluster_x, void (*kernel)(P...), dim3 grid,
-                                      dim3 block, size_t smem, cudaStream_t s, A &&...args) {
-    device_info d;
-    const bool pdl = LNL_PDL && device_query(&d) == LNL_STATUS_SUCCESS && d.major >= 9;
+cudaError_t launch_ex(bool dependent, unsigned cluster_x, void (*kernel)(P...), dim3 grid,
+                      dim3 block, size_t smem, cudaStream_t s, A &&...args) {
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
     cfg.stream = s;
     cudaLaunchAttribute attr[2];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = pdl ? 1 : 0;
-    attr[1].id = cudaLaunchAttributeClusterDimension;
-    attr[1].val.clusterDim.x = cluster_x;
-    attr[1].val.clusterDim.y = 1;
-    attr[1].val.clusterDim.z = 1;
+    unsigned n = 0;
+    if (dependent) {
+        device_info d;
+        const bool pdl = LNL_PDL && device_query(&d) == LNL_STATUS_SUCCESS && d.major >= 9;
+        attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[n++].val.programmaticStreamSerializationAllowed = pdl ? 1 : 0;
+    }
+    if (cluster_x > 1) {
+        attr[n].id = cudaLaunchAttributeClusterDimension;
+        attr[n].val.clusterDim.x = cluster_x;
+        attr[n].val.clusterDim.y = 1;
+        attr[n++].val.clusterDim.z = 1;
+    }
     cfg.attrs = attr;
-    cfg.numAttrs = cluster_x > 1 ? 2 : 1;
+    cfg.numAttrs = n;
     return cudaLaunchKernelEx(&cfg, kernel, std::forward<A>(args)...);
+}
+/* launch_ex as a programmatic dependent */
+template <typename... P, typename... A>
+cudaError_t launch_dependent_clusters(unsigned cluster_x, void (*kernel)(P...), dim3 grid,
+                                      dim3 block, size_t smem, cudaStream_t s, A &&...args) {
+    return launch_ex(true, cluster_x, kernel, grid, block, smem, s, std::forward<A>(args)...);
 }
 template <typename... P, typename... A>
 cudaError_t launch_dependent(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem,

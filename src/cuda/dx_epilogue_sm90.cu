@@ -39,12 +39,13 @@ namespace lnl {
 namespace {
 
 /* tiles of 256 columns of dx, 128 rows in the cooperative form (64 a consumer warpgroup)
- * and 64 in XS (a consumer warpgroup's own, below); slices of 64 of the reduction (N), 4
- * stages; a producer warpgroup and two consumer warpgroups */
-constexpr int DX_BM = 128, DX_BN = 256, DX_BK = 64, DX_S = 4, DX_THREADS = 384;
+ * and 64 in XS (a consumer warpgroup's own, below); slices of 64 of the reduction (N), a
+ * ring of 4 stages (3 in XS3); a producer warpgroup and two consumer warpgroups */
+constexpr int DX_BM = 128, DX_BN = 256, DX_BK = 64, DX_THREADS = 384;
 constexpr int B_BYTES = DX_BN * DX_BK * 2;
 constexpr int OUT_BYTES = 8 * 2 * 2048; /* per consumer warp two 16 x 64 staging boxes */
-/* Two forms of the kernel. XS (the default): each consumer warpgroup has tiles of its own,
+/* Three forms of the kernel. XS (the default past N = DX_XS3_MAX_N): each consumer
+ * warpgroup has tiles of its own,
  * 64 rows x 256 columns, the CTA's tiles taken in turn, and their main loops take turns too
  * (ping-pong), so that one warpgroup's epilogue runs under the other's MMAs; and x reaches
  * shared memory by TMA. The cooperative form (LNL_CUDA_DX_FORM=0, the form of sessions
@@ -59,18 +60,34 @@ constexpr int OUT_BYTES = 8 * 2 * 2048; /* per consumer warp two 16 x 64 staging
  * L2 (session 42) helped, so the gain points at the cooperative form's x loads: each
  * warp-wide 4-byte load touches 8 rows, 16 bytes of each (ncu on that form at
  * 32768,4096,256: L1 hit rate 52%, its busiest memory unit 72% busy, 41% of its stall
- * cycles on the scoreboard). */
-template <bool XS> struct dx_cfg {
+ * cycles on the scoreboard).
+ * XS3 (the default up to N = DX_XS3_MAX_N) is XS with three x tile buffers, which the two
+ * warpgroups' tiles take in turn (tile j of a CTA in buffer j % 3), a thread of its own
+ * loading them, and a ring of three stages, so that the buffers fit. Where N is small
+ * the main loop is a few slices and the epilogue is most of a tile: Nsight Compute put
+ * XS at 32768,4096,256 at 52% of DRAM's peak against a copy's 86%, with no warp eligible
+ * in 66% of the cycles (session 44, calls 5-6). Its x load for a warpgroup's next tile
+ * could start only when that warpgroup's epilogue had let go of its one buffer, one short
+ * main loop before the epilogue needing it. In XS3 the load of tile j waits for the
+ * epilogue of tile j - 3, so it has two main loops and an epilogue to land in. */
+enum { DX_COOP = 0, DX_XS = 1, DX_XS3 = 2 };
+template <int FORM> struct dx_cfg {
+    static constexpr bool XS = FORM != DX_COOP;
     static constexpr int TILE_M = XS ? 64 : DX_BM; /* rows of dy (and dx) a tile has */
+    static constexpr int S = FORM == DX_XS3 ? 3 : 4; /* the ring's stages */
     static constexpr int A_BYTES = TILE_M * DX_BK * 2;
-    /* XS: each warpgroup's tile of x, 64 rows x 256 columns as four 64 x 64 boxes of the
-     * 128-byte swizzle, in place of the staging boxes: the epilogue reads x by ldmatrix and
-     * writes dx over it by stmatrix, and TMA stores dx from there */
+    /* XS: tiles of x, 64 rows x 256 columns as four 64 x 64 boxes of the 128-byte swizzle,
+     * in place of the staging boxes: the epilogue reads x by ldmatrix and writes dx over it
+     * by stmatrix, and TMA stores dx from there. XBUF of them, each with a full and an
+     * empty barrier. */
+    static constexpr int XBUF = FORM == DX_XS3 ? 3 : XS ? 2 : 0;
     static constexpr int X_BYTES = XS ? TILE_M * DX_BN * 2 : 0;
-    static constexpr int STAGE_OUT = XS ? 2 * X_BYTES : OUT_BYTES;
-    static constexpr size_t SMEM =
-        (size_t)DX_S * (A_BYTES + B_BYTES) + STAGE_OUT + (2 * DX_S + 4) * 8 + 1024;
+    static constexpr int STAGE_OUT = XS ? XBUF * X_BYTES : OUT_BYTES;
+    static constexpr size_t SMEM = (size_t)S * (A_BYTES + B_BYTES) + STAGE_OUT +
+                                   (2 * S + 2 * (XBUF > 2 ? XBUF : 2)) * 8 + 1024;
 };
+/* XS3 up to this N (4 slices of the reduction), XS past it */
+constexpr int64_t DX_XS3_MAX_N = 256;
 /* two ones of T in a 32-bit word: gamma absent */
 template <typename T> __host__ __device__ constexpr uint32_t one_pair() {
     return std::is_same<T, __half>::value ? 0x3C003C00u : 0x3F803F80u;
@@ -142,16 +159,23 @@ template <typename T, bool EDGE, bool WITH_X = true> struct tile_inputs {
     }
 };
 
+/* A ring stage's release by a consumer warp (lane 0): its arrival, and with CL the same
+ * arrival on the other CTA's barrier, whose producer also writes into this stage */
+template <bool CL> __device__ __forceinline__ void release_stage(uint64_t *bar, uint32_t peer) {
+    mbar_arrive(bar);
+    if constexpr (CL) mbar_arrive_cluster(bar, peer);
+}
+
 /* One tile's main loop for a consumer warpgroup: KT slices of 64, four wgmma m64n256k16 a
- * slice from ring stage (it0 + kt) % DX_S; each stage is released once the next slice's
+ * slice from ring stage (it0 + kt) % S; each stage is released once the next slice's
  * group is issued, the last by the caller after finish_groups. */
-template <typename T, int A_BYTES>
+template <typename T, int A_BYTES, int S, bool CL>
 __device__ __forceinline__ void tile_mainloop(float *acc, uint64_t *full, uint64_t *empty,
                                               unsigned char *sA, unsigned char *sB, int a_off,
-                                              uint32_t it0, int KT, int lane) {
+                                              uint32_t it0, int KT, int lane, uint32_t peer) {
     for (int kt = 0; kt < KT; kt++) {
-        const int s = (it0 + kt) % DX_S;
-        mbar_wait(&full[s], ((it0 + kt) / DX_S) & 1);
+        const int s = (it0 + kt) % S;
+        mbar_wait(&full[s], ((it0 + kt) / S) & 1);
         const uint64_t adesc = desc_kmajor_sw128(sA + s * A_BYTES + a_off);
         const uint64_t bdesc = desc_kmajor_sw128(sB + s * B_BYTES);
         wgmma_fence();
@@ -160,7 +184,7 @@ __device__ __forceinline__ void tile_mainloop(float *acc, uint64_t *full, uint64
             wgmma_ss<T, DX_BN>(acc, adesc + 2 * st, bdesc + 2 * st, kt > 0 || st > 0);
         wgmma_commit();
         wgmma_wait<1>();
-        if (kt > 0 && lane == 0) mbar_arrive(&empty[(it0 + kt - 1) % DX_S]);
+        if (kt > 0 && lane == 0) release_stage<CL>(&empty[(it0 + kt - 1) % S], peer);
     }
 }
 
@@ -273,8 +297,10 @@ __device__ __forceinline__ void epilogue_xs(const float *acc, tile_inputs<T, EDG
  * (barrier 5 - cw) when the CTA has a next tile. The turns keep the full barriers'
  * parities right: a warpgroup that started its tile while the other was still in its own
  * would wait for slot uses a whole phase ahead of the ring, and a parity wait cannot tell
- * use u from u - 2 (fused_forward_sm90.cu's ping-pong form found it so on the H200). */
-template <typename T, bool EDGE, bool XS>
+ * use u from u - 2 (fused_forward_sm90.cu's ping-pong form found it so on the H200).
+ * XS: stage_out is the warp's 16 rows of the tile's x buffer, xfull / xempty that buffer's
+ * barriers, xuse the buffer's uses before this one. CL: peer is the other CTA's rank. */
+template <typename T, bool EDGE, int FORM, bool CL>
 __device__ __forceinline__ void consume_tile(float *acc, uint64_t *full, uint64_t *empty,
                                              unsigned char *sA, unsigned char *sB, uint32_t it0,
                                              int KT, int cw, int warp, int lane,
@@ -282,19 +308,22 @@ __device__ __forceinline__ void consume_tile(float *acc, uint64_t *full, uint64_
                                              const CUtensorMap *map_o, const T *x,
                                              const T *gamma, const float4 *rowp, int64_t m0,
                                              int n0, int64_t M, int K, bool first, bool more,
-                                             uint64_t *xfull, uint64_t *xempty, uint32_t xuse) {
+                                             uint64_t *xfull, uint64_t *xempty, uint32_t xuse,
+                                             uint32_t peer) {
+    using C = dx_cfg<FORM>;
+    constexpr bool XS = C::XS;
     const int64_t wrow = m0 + (XS ? 0 : cw * 64) + warp * 16;
     tile_inputs<T, EDGE, !XS> in(x, gamma, rowp, wrow, n0, M, K, lane >> 2, lane & 3);
     if constexpr (XS)
         if (cw == 1 || !first) named_bar_sync(4 + cw, 256);
-    tile_mainloop<T, dx_cfg<XS>::A_BYTES>(acc, full, empty, sA, sB, XS ? 0 : cw * 64 * 128, it0,
-                                          KT, lane);
+    tile_mainloop<T, C::A_BYTES, C::S, CL>(acc, full, empty, sA, sB, XS ? 0 : cw * 64 * 128,
+                                           it0, KT, lane, peer);
     if constexpr (XS)
         if (more) named_bar_arrive(5 - cw, 256);
     wgmma_wait<0>();
 #pragma unroll
     for (int k = 0; k < DX_BN / 2; k++) fence_regs(acc[k]);
-    if (lane == 0) mbar_arrive(&empty[(it0 + KT - 1) % DX_S]);
+    if (lane == 0) release_stage<CL>(&empty[(it0 + KT - 1) % C::S], peer);
     if constexpr (XS) {
         mbar_wait(xfull, xuse & 1); /* this tile's x, loaded by the producer */
         epilogue_xs<T, EDGE>(acc, in, stage_out, map_o, n0, wrow, M, K, lane, xempty);
@@ -306,83 +335,124 @@ __device__ __forceinline__ void consume_tile(float *acc, uint64_t *full, uint64_
 #endif
 
 /* dx = the epilogue above applied to dy . W: A = dy (M x N), B = W^T (K x N), both with the
- * reduction contiguous, through TMA into a DX_S-stage ring (OOB rows and columns read as
+ * reduction contiguous, through TMA into a ring of C::S stages (OOB rows and columns read as
  * zero), wgmma from two consumer warpgroups, a persistent grid over tiles in grouped
  * order (sm90_tiles.cuh). */
-template <typename T, bool XS>
+template <typename T, int FORM, bool CL = false>
 __global__ void __launch_bounds__(DX_THREADS, 1)
 dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                    const __grid_constant__ CUtensorMap map_o, const __grid_constant__ CUtensorMap map_x,
-                   const T *__restrict__ x,
+                   const __grid_constant__ CUtensorMap map_bh, const T *__restrict__ x,
                    const T *__restrict__ gamma, const float4 *__restrict__ rowp, int64_t M,
                    int K, int N) {
 #if LNL_SM90A
     extern __shared__ unsigned char smem_raw[];
     unsigned char *smem = (unsigned char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
-    using C = dx_cfg<XS>;
-    unsigned char *sA = smem, *sB = smem + DX_S * C::A_BYTES, *sOut = sB + DX_S * B_BYTES;
-    uint64_t *full = (uint64_t *)(sOut + C::STAGE_OUT), *empty = full + DX_S;
-    uint64_t *xfull = empty + DX_S, *xempty = xfull + 2; /* XS: a pair a warpgroup */
+    using C = dx_cfg<FORM>;
+    constexpr bool XS = C::XS;
+    constexpr int S = C::S;
+    unsigned char *sA = smem, *sB = smem + S * C::A_BYTES, *sOut = sB + S * B_BYTES;
+    uint64_t *full = (uint64_t *)(sOut + C::STAGE_OUT), *empty = full + S;
+    uint64_t *xfull = empty + S, *xempty = xfull + C::XBUF; /* XS: a pair an x buffer */
+    static_assert(!CL || XS, "CL: the XS forms");
     const int64_t tiles_m = (M + C::TILE_M - 1) / C::TILE_M, tiles_n = (K + DX_BN - 1) / DX_BN;
-    const int64_t tiles = tiles_m * tiles_n;
     const int KT = (N + DX_BK - 1) / DX_BK;
     const int wg = threadIdx.x / 128;
+    /* The CTA's work comes in units: a tile, or (CL) a pair of vertically adjacent tiles,
+     * whose two m-tiles the cluster's two CTAs take (rank 0 the upper), both walking the
+     * same units in the same order, so that every W^T slice one loads half of is the
+     * other's too (tile_at's order over tiles 2 TILE_M rows high). Where tiles_m is odd,
+     * the last pairs' lower tiles lie past M: their dy and x read as zeros and TMA stores
+     * nothing of them, but the CTA still loads its half of W^T for the other. */
+    const uint32_t rank = CL ? cluster_rank() : 0, peer = rank ^ 1;
+    const int64_t pairs_m = (tiles_m + 1) / 2;
+    const int64_t units = CL ? pairs_m * tiles_n : tiles_m * tiles_n;
+    const int64_t unit0 = CL ? blockIdx.x / 2 : blockIdx.x, ustep = CL ? gridDim.x / 2 : gridDim.x;
+    auto tile_of = [&](int64_t u, int64_t *m0, int *n0) {
+        if constexpr (CL) {
+            tile_at(u, pairs_m, tiles_n, DX_BN, m0, n0, 2 * C::TILE_M);
+            *m0 += rank * C::TILE_M;
+        } else {
+            tile_at(u, tiles_m, tiles_n, DX_BN, m0, n0, C::TILE_M);
+        }
+    };
     if (threadIdx.x == 0) {
-        for (int i = 0; i < DX_S; i++) {
+        for (int i = 0; i < S; i++) {
             mbar_init(&full[i], 1);
-            mbar_init(&empty[i], XS ? 4 : 8); /* the consumer warps of a stage's tile release it */
+            /* the consumer warps of a stage's tile release it, CL: of both CTAs */
+            mbar_init(&empty[i], (XS ? 4 : 8) * (CL ? 2 : 1));
         }
         if (XS)
-            for (int i = 0; i < 2; i++) {
+            for (int i = 0; i < C::XBUF; i++) {
                 mbar_init(&xfull[i], 1);
-                mbar_init(&xempty[i], 4); /* the warpgroup's four warps */
+                mbar_init(&xempty[i], 4); /* the four warps of the warpgroup that used it */
             }
         mbar_init_fence();
     }
-    __syncthreads();
+    /* CL: the other CTA's barriers are initialized before anything arrives on them */
+    if constexpr (CL) cluster_sync();
+    else __syncthreads();
+    /* XS: x buffers are used by the CTA's tiles in turn (tile j in buffer j % XB) */
+    constexpr int XB = C::XBUF > 0 ? C::XBUF : 1;
     if (wg == 0) { /* producer */
         regs_dealloc<40>();
+        /* XS: the x tile of the CTA's tile j into its buffer, once the epilogue of the
+         * buffer's previous use has let go of it */
+        auto load_x = [&](uint32_t j, int64_t m0, int n0) {
+            const int w = (int)(j % XB);
+            const uint32_t use = j / XB;
+            if (use > 0) mbar_wait(&xempty[w], (use - 1) & 1);
+            mbar_arrive_expect_tx(&xfull[w], C::X_BYTES);
+#pragma unroll
+            for (int q = 0; q < DX_BN / DX_BK; q++)
+                tma_load_2d(sOut + w * C::X_BYTES + q * C::TILE_M * 128, &map_x, n0 + q * DX_BK,
+                            (int32_t)m0, &xfull[w]);
+        };
         if (threadIdx.x == 0) {
             tma_prefetch_map(&map_a);
-            tma_prefetch_map(&map_b);
+            tma_prefetch_map(CL ? &map_bh : &map_b);
             tma_prefetch_map(&map_o);
             if (XS) tma_prefetch_map(&map_x);
             uint32_t it = 0, j = 0; /* j: the tile's place in this CTA's sequence */
-            for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, j++) {
+            for (int64_t u = unit0; u < units; u += ustep, j++) {
                 int64_t m0;
                 int n0;
-                tile_at(tile, tiles_m, tiles_n, DX_BN, &m0, &n0, C::TILE_M);
+                tile_of(u, &m0, &n0);
                 /* XS: the tile's x into its warpgroup's buffer (j % 2), after the ring's
-                 * first stages (which need no wait on the epilogue) and once that
-                 * warpgroup's previous epilogue has let go of the buffer */
-                const int pre = XS ? (KT < DX_S ? KT : DX_S) : KT;
+                 * first stages (which need no wait on the epilogue); where KT <= S, after
+                 * all of the tile's stages. XS3's x has a thread of its own (below). */
+                constexpr bool x_here = FORM == DX_XS;
+                const int pre = x_here ? (KT < S ? KT : S) : KT;
                 for (int kt = 0; kt < KT; kt++, it++) {
-                    if (XS && kt == pre) {
-                        const int w = (int)(j & 1);
-                        const uint32_t use = j >> 1;
-                        if (use > 0) mbar_wait(&xempty[w], (use - 1) & 1);
-                        mbar_arrive_expect_tx(&xfull[w], C::X_BYTES);
-#pragma unroll
-                        for (int q = 0; q < DX_BN / DX_BK; q++)
-                            tma_load_2d(sOut + w * C::X_BYTES + q * C::TILE_M * 128, &map_x,
-                                        n0 + q * DX_BK, (int32_t)m0, &xfull[w]);
-                    }
-                    const int s = it % DX_S;
-                    mbar_wait(&empty[s], ((it / DX_S) & 1) ^ 1);
+                    if (x_here && kt == pre) load_x(j, m0, n0);
+                    const int s = it % S;
+                    mbar_wait(&empty[s], ((it / S) & 1) ^ 1);
                     mbar_arrive_expect_tx(&full[s], C::A_BYTES + B_BYTES);
                     tma_load_2d(sA + s * C::A_BYTES, &map_a, kt * DX_BK, (int32_t)m0, &full[s]);
-                    tma_load_2d(sB + s * B_BYTES, &map_b, kt * DX_BK, n0, &full[s]);
+                    if constexpr (CL) /* this CTA's half of the W^T slice, into both */
+                        tma_load_2d_multicast(sB + s * B_BYTES + rank * (DX_BN / 2) * 128, &map_bh,
+                                              kt * DX_BK, n0 + (int)rank * (DX_BN / 2), &full[s],
+                                              0x3);
+                    else
+                        tma_load_2d(sB + s * B_BYTES, &map_b, kt * DX_BK, n0, &full[s]);
                 }
-                if (XS && pre == KT) { /* KT <= DX_S: after all of the tile's stages */
-                    const int w = (int)(j & 1);
-                    const uint32_t use = j >> 1;
-                    if (use > 0) mbar_wait(&xempty[w], (use - 1) & 1);
-                    mbar_arrive_expect_tx(&xfull[w], C::X_BYTES);
-#pragma unroll
-                    for (int q = 0; q < DX_BN / DX_BK; q++)
-                        tma_load_2d(sOut + w * C::X_BYTES + q * C::TILE_M * 128, &map_x,
-                                    n0 + q * DX_BK, (int32_t)m0, &xfull[w]);
-                }
+                if (x_here && pre == KT) load_x(j, m0, n0);
+            }
+            /* CL: the other CTA's consumers arrive on this CTA's empty barriers up to its
+             * last stage; this thread stays (and the CTA's shared memory with it) until
+             * the last S uses are released, so that no arrival reaches an exited CTA */
+            if constexpr (CL)
+                for (uint32_t v = it > (uint32_t)S ? it - S : 0; v < it; v++)
+                    mbar_wait(&empty[v % S], (v / S) & 1);
+        } else if (FORM == DX_XS3 && threadIdx.x == 32) {
+            /* XS3: the x tiles in the CTA's order, each as soon as its buffer is free, apart
+             * from the ring, whose producer would hold them behind the stages' waits */
+            uint32_t j = 0;
+            for (int64_t u = unit0; u < units; u += ustep, j++) {
+                int64_t m0;
+                int n0;
+                tile_of(u, &m0, &n0);
+                load_x(j, m0, n0);
             }
         }
         return;
@@ -390,31 +460,35 @@ dx_epilogue_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_const
     regs_alloc<232>();
     const int cw = __shfl_sync(0xffffffffu, wg - 1, 0);
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-    /* this warp's two staging boxes, and the stmatrix row of this lane (mr + 8 (mi & 1));
-     * XS: the warp's 16 rows of the first box of its warpgroup's x tile */
-    unsigned char *const stage_out =
-        XS ? sOut + cw * C::X_BYTES + warp * 16 * 128 : sOut + (cw * 4 + warp) * 2 * 2048;
+    /* the cooperative form: this warp's two staging boxes, and the stmatrix row of this
+     * lane (mr + 8 (mi & 1)) */
+    unsigned char *const stage_out = sOut + (cw * 4 + warp) * 2 * 2048;
     const uint32_t row_addr = smem_addr(stage_out) + ((lane & 7) + 8 * ((lane >> 3) & 1)) * 128;
     float acc[DX_BN / 2];
     /* XS: warpgroup cw takes the CTA's tiles cw, cw + 2, ...; it0 counts stage uses over all
-     * of the CTA's tiles, as the producer does */
+     * of the CTA's tiles, as the producer does, and j is the tile's place among them */
     constexpr int WG_STEP = XS ? 2 : 1;
-    uint32_t it0 = XS ? cw * KT : 0;
-    for (int64_t tile = blockIdx.x + (XS ? cw : 0) * (int64_t)gridDim.x; tile < tiles;
-         tile += WG_STEP * (int64_t)gridDim.x, it0 += WG_STEP * KT) {
+    uint32_t it0 = XS ? cw * KT : 0, j = XS ? cw : 0;
+    for (int64_t u = unit0 + (XS ? cw : 0) * ustep; u < units;
+         u += WG_STEP * ustep, it0 += WG_STEP * KT, j += WG_STEP) {
         int64_t m0;
         int n0;
-        tile_at(tile, tiles_m, tiles_n, DX_BN, &m0, &n0, C::TILE_M);
-        const bool first = tile == blockIdx.x, more = tile + gridDim.x < tiles;
-        const uint32_t xuse = it0 / (2 * (uint32_t)KT); /* XS: this warpgroup's tiles so far */
+        tile_of(u, &m0, &n0);
+        const bool first = u == unit0, more = u + ustep < units;
+        /* XS: the tile's x buffer (the warp's 16 rows of it) and its uses so far */
+        const int xb = XS ? (int)(j % XB) : 0;
+        unsigned char *const out = XS ? sOut + xb * C::X_BYTES + warp * 16 * 128 : stage_out;
+        const uint32_t xuse = j / XB;
         if (m0 + C::TILE_M <= M && n0 + DX_BN <= K)
-            consume_tile<T, false, XS>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane,
-                                           row_addr, stage_out, &map_o, x, gamma, rowp, m0, n0,
-                                           M, K, first, more, &xfull[cw], &xempty[cw], xuse);
+            consume_tile<T, false, FORM, CL>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane,
+                                             row_addr, out, &map_o, x, gamma, rowp, m0, n0, M,
+                                             K, first, more, &xfull[xb], &xempty[xb], xuse,
+                                             peer);
         else
-            consume_tile<T, true, XS>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane,
-                                          row_addr, stage_out, &map_o, x, gamma, rowp, m0, n0,
-                                          M, K, first, more, &xfull[cw], &xempty[cw], xuse);
+            consume_tile<T, true, FORM, CL>(acc, full, empty, sA, sB, it0, KT, cw, warp, lane,
+                                            row_addr, out, &map_o, x, gamma, rowp, m0, n0, M,
+                                            K, first, more, &xfull[xb], &xempty[xb], xuse,
+                                            peer);
     }
     if (lane == 0) bulk_wait_all();
 #endif
@@ -684,33 +758,74 @@ cudaError_t launch_dx_epilogue_rows(lnl_dtype dt, const void *dy, const void *y,
                             N);
 }
 
+/* The kernel's form: XS3 up to N = DX_XS3_MAX_N, XS past it. LNL_CUDA_DX_FORM (read on
+ * each call; for tests and same-build timing) = 0 takes the cooperative form, 1 XS and 2
+ * XS3 at any N. */
+static int dx_form(int64_t N) {
+    const int64_t f = env_int64("LNL_CUDA_DX_FORM", -1);
+    if (f == DX_COOP || f == DX_XS || f == DX_XS3) return (int)f;
+    return N <= DX_XS3_MAX_N ? DX_XS3 : DX_XS;
+}
+
+/* The XS forms in clusters of two CTAs sharing each W^T slice (CL: the forward's
+ * clusters, fused_forward_sm90.cu, applied to this GEMM, whose B is read by every M
+ * tile): not taken unless LNL_CUDA_DX_CLUSTER=1 (read on each call), until measured. */
+static bool dx_cluster() { return env_int64("LNL_CUDA_DX_CLUSTER", 0) == 1; }
+
 template <typename T>
 static cudaError_t epilogue_t(lnl_dtype dt, const T *dy, const T *x, const T *gamma,
                               const dx_epilogue_layout &l, T *dx, int64_t M, int64_t K, int64_t N,
                               const device_info &d, cudaStream_t s) {
     cudaError_t e;
     encode_fn enc = tensor_map_encoder();
-    /* LNL_CUDA_DX_FORM=0 (read on each call; for tests and same-build timing) takes the
-     * cooperative form, anything else XS */
-    const bool xs = env_int64("LNL_CUDA_DX_FORM", 1) != 0;
-    const int tile_m = xs ? dx_cfg<true>::TILE_M : dx_cfg<false>::TILE_M;
-    CUtensorMap ma, mb, mo, mx;
+    const int form = dx_form(N);
+    const int tile_m = form == DX_COOP ? dx_cfg<DX_COOP>::TILE_M : dx_cfg<DX_XS>::TILE_M;
+    CUtensorMap ma, mb, mo, mx, mbh;
     if (!make_map(enc, &ma, dt, dy, M, N, tile_m) || !make_map(enc, &mb, dt, l.wt, K, N, DX_BN) ||
-        !make_map(enc, &mo, dt, dx, M, K, 16) || !make_map(enc, &mx, dt, x, M, K, tile_m))
+        !make_map(enc, &mo, dt, dx, M, K, 16) || !make_map(enc, &mx, dt, x, M, K, tile_m) ||
+        !make_map(enc, &mbh, dt, l.wt, K, N, DX_BN / 2))
         return cudaErrorInvalidValue;
-    const int64_t tiles = ((M + tile_m - 1) / tile_m) * ((K + DX_BN - 1) / DX_BN);
-    const unsigned grid = (unsigned)std::min<int64_t>(tiles, d.sm_count);
+    const int64_t tiles_m = (M + tile_m - 1) / tile_m, tiles_n = (K + DX_BN - 1) / DX_BN;
+    /* LNL_CUDA_DX_GRID=n (read on each call; for tests) caps the grid at n CTAs (n / 2
+     * clusters, at least one), so that small problems give each CTA many tiles and its x
+     * buffers many uses */
+    const int64_t cap = env_int64("LNL_CUDA_DX_GRID", 0);
+    const int64_t most = cap > 0 ? std::min<int64_t>(cap, d.sm_count) : d.sm_count;
     const T *g = gamma ? gamma : (const T *)l.gamma1;
-    auto *kern = xs ? dx_epilogue_kernel<T, true> : dx_epilogue_kernel<T, false>;
-    const size_t smem = xs ? dx_cfg<true>::SMEM : dx_cfg<false>::SMEM;
+    using kernel_t = decltype(&dx_epilogue_kernel<T, DX_XS>);
+    const bool want_cl = form != DX_COOP && dx_cluster();
+    kernel_t kern = form == DX_COOP                ? dx_epilogue_kernel<T, DX_COOP>
+                    : form == DX_XS && want_cl     ? dx_epilogue_kernel<T, DX_XS, true>
+                    : form == DX_XS                ? dx_epilogue_kernel<T, DX_XS>
+                    : want_cl                      ? dx_epilogue_kernel<T, DX_XS3, true>
+                                                   : dx_epilogue_kernel<T, DX_XS3>;
+    const size_t smem = form == DX_COOP ? dx_cfg<DX_COOP>::SMEM
+                        : form == DX_XS ? dx_cfg<DX_XS>::SMEM
+                                        : dx_cfg<DX_XS3>::SMEM;
+    /* CL: a cluster a pair of vertically adjacent tiles, as many clusters as fit at once
+     * (sm90_max_clusters); none fitting, the call runs the same form without clusters */
+    unsigned cluster = 1, grid = (unsigned)std::min<int64_t>(tiles_m * tiles_n, most);
+    if (want_cl) {
+        const int64_t fit = sm90_max_clusters(kern, DX_THREADS, smem, d);
+        if (fit > 0) {
+            cluster = 2;
+            grid = (unsigned)(2 * std::min<int64_t>({(tiles_m + 1) / 2 * tiles_n, fit,
+                                                     std::max<int64_t>(most / 2, 1)}));
+        } else {
+            kern = form == DX_XS ? dx_epilogue_kernel<T, DX_XS> : dx_epilogue_kernel<T, DX_XS3>;
+        }
+    }
     /* as the forward's kernels (launch_t in fused_forward_sm90.cu): the shared-memory limit
      * once per device, again if the launch fails after a context reset dropped it */
     for (int attempt = 0; attempt < 2; attempt++) {
         e = raise_smem_limit((const void *)kern, smem, d.device, attempt > 0);
         if (e != cudaSuccess) return e;
-        kern<<<grid, DX_THREADS, smem, s>>>(ma, mb, mo, mx, x, g, l.rowp, M, (int)K, (int)N);
-        e = cudaGetLastError();
+        /* not a programmatic dependent: the kernel does not wait (pdl_wait) for the one
+         * before it */
+        e = launch_ex(false, cluster, kern, dim3(grid), dim3(DX_THREADS), smem, s, ma, mb, mo,
+                      mx, mbh, x, g, l.rowp, M, (int)K, (int)N);
         if (e == cudaSuccess) return e;
+        (void)cudaGetLastError();
     }
     return e;
 }

@@ -1040,34 +1040,12 @@ template <typename T, int BN> cudaError_t raise_width_smem_limit(int device, boo
     return cudaSuccess;
 }
 
-/* Clusters of two of kernel k resident at once, asked once per device: the persistent
- * grid of the CL forms has no more, so that none waits for another's CTAs to finish
- * (session 8's probe found 66 on the H200's 132 SMs). 0 where the query fails or the
- * device cannot place a pair of these CTAs (an answer not kept, asked again next call):
- * the call then runs without clusters rather than fail to launch. One record for the two
- * CL kernels of a dtype (their pointers share a type): each holds one CTA an SM. */
+/* Clusters of two of kernel k resident at once (sm90_max_clusters in fused_sm90.cuh): the
+ * persistent grid of the CL forms has no more, so that none waits for another's CTAs to
+ * finish (session 8's probe found 66 on the H200's 132 SMs). One record for the two CL
+ * kernels of a dtype (their pointers share a type): each holds one CTA an SM. */
 template <typename Kernel> int64_t max_clusters(Kernel k, size_t smem, const device_info &d) {
-    static std::atomic<int> cache[64];
-    std::atomic<int> *slot = d.device >= 0 && d.device < 64 ? &cache[d.device] : nullptr;
-    int n = slot ? slot->load(std::memory_order_relaxed) : 0;
-    if (n > 0) return n;
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(2 * (unsigned)d.sm_count);
-    cfg.blockDim = dim3(THREADS);
-    cfg.dynamicSmemBytes = smem;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 2;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    if (cudaOccupancyMaxActiveClusters(&n, k, &cfg) != cudaSuccess || n <= 0) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    if (slot) slot->store(n, std::memory_order_relaxed);
-    return n;
+    return sm90_max_clusters(k, THREADS, smem, d);
 }
 
 template <typename T, int BN>

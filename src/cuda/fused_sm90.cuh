@@ -4,6 +4,8 @@
 
 #include <cuda.h> /* CUtensorMap */
 
+#include <atomic>
+
 #include "cuda_common.cuh"
 #include "tile_width.cuh" /* fold_cd_columns */
 
@@ -105,6 +107,37 @@ cudaError_t launch_fused_forward_sm90(lnl_dtype dt, const void *x, const float *
                                       const void *W, const void *bias, const sm90_fold &fold,
                                       void *y, int64_t M, int64_t K, int64_t N,
                                       const device_info &d, cudaStream_t s, bool *launched);
+
+/* Clusters of two CTAs of kernel k (`threads` a CTA, `smem` bytes of dynamic shared
+ * memory) resident at once on device d, asked once per device and kernel type: a
+ * persistent grid of clusters has no more, so that none waits for another's CTAs to
+ * finish. 0 where the query fails or the device cannot place a pair of these CTAs (an
+ * answer not kept, asked again next call): the call then runs without clusters rather
+ * than fail to launch. Kernels of one pointer type share the record. */
+template <typename Kernel>
+int64_t sm90_max_clusters(Kernel k, unsigned threads, size_t smem, const device_info &d) {
+    static std::atomic<int> cache[64];
+    std::atomic<int> *slot = d.device >= 0 && d.device < 64 ? &cache[d.device] : nullptr;
+    int n = slot ? slot->load(std::memory_order_relaxed) : 0;
+    if (n > 0) return n;
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(2 * (unsigned)d.sm_count);
+    cfg.blockDim = dim3(threads);
+    cfg.dynamicSmemBytes = smem;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 2;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    if (cudaOccupancyMaxActiveClusters(&n, k, &cfg) != cudaSuccess || n <= 0) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    if (slot) slot->store(n, std::memory_order_relaxed);
+    return n;
+}
 
 } // namespace lnl
 
