@@ -87,7 +87,9 @@ template <int FORM> struct dx_cfg {
                                    (2 * S + 2 * (XBUF > 2 ? XBUF : 2)) * 8 + 1024;
 };
 /* XS3 up to this N (4 slices of the reduction), XS past it */
-constexpr int64_t DX_XS3_MAX_N = 256;
+// 0: XS3 is never the default. Session 48 timed it (call 2, profiler): 8-12% slower than XS
+// at N = 128-512, 26% at 16384,8192,1024; kept behind LNL_CUDA_DX_FORM=2 for study.
+constexpr int64_t DX_XS3_MAX_N = 0;
 /* two ones of T in a 32-bit word: gamma absent */
 template <typename T> __host__ __device__ constexpr uint32_t one_pair() {
     return std::is_same<T, __half>::value ? 0x3C003C00u : 0x3F803F80u;
