@@ -44,9 +44,8 @@ namespace {
 constexpr int DX_BM = 128, DX_BN = 256, DX_BK = 64, DX_THREADS = 384;
 constexpr int B_BYTES = DX_BN * DX_BK * 2;
 constexpr int OUT_BYTES = 8 * 2 * 2048; /* per consumer warp two 16 x 64 staging boxes */
-/* Three forms of the kernel. XS (the default past N = DX_XS3_MAX_N): each consumer
- * warpgroup has tiles of its own,
- * 64 rows x 256 columns, the CTA's tiles taken in turn, and their main loops take turns too
+/* Three forms of the kernel. XS (the default): each consumer warpgroup has tiles of its
+ * own, 64 rows x 256 columns, the CTA's tiles taken in turn, and their main loops take turns too
  * (ping-pong), so that one warpgroup's epilogue runs under the other's MMAs; and x reaches
  * shared memory by TMA. The cooperative form (LNL_CUDA_DX_FORM=0, the form of sessions
  * 40-42): both warpgroups work on one 128-row tile, the tensor cores idle through its
@@ -61,7 +60,7 @@ constexpr int OUT_BYTES = 8 * 2 * 2048; /* per consumer warp two 16 x 64 staging
  * warp-wide 4-byte load touches 8 rows, 16 bytes of each (ncu on that form at
  * 32768,4096,256: L1 hit rate 52%, its busiest memory unit 72% busy, 41% of its stall
  * cycles on the scoreboard).
- * XS3 (the default up to N = DX_XS3_MAX_N) is XS with three x tile buffers, which the two
+ * XS3 (LNL_CUDA_DX_FORM=2, never the default) is XS with three x tile buffers, which the two
  * warpgroups' tiles take in turn (tile j of a CTA in buffer j % 3), a thread of its own
  * loading them, and a ring of three stages, so that the buffers fit. Where N is small
  * the main loop is a few slices and the epilogue is most of a tile: Nsight Compute put
@@ -69,7 +68,12 @@ constexpr int OUT_BYTES = 8 * 2 * 2048; /* per consumer warp two 16 x 64 staging
  * in 66% of the cycles (session 44, calls 5-6). Its x load for a warpgroup's next tile
  * could start only when that warpgroup's epilogue had let go of its one buffer, one short
  * main loop before the epilogue needing it. In XS3 the load of tile j waits for the
- * epilogue of tile j - 3, so it has two main loops and an epilogue to land in. */
+ * epilogue of tile j - 3, so it has two main loops and an epilogue to land in. It was
+ * slower all the same (session 48, call 2, the profiler's kernel ms, bf16, XS / XS3):
+ * 32768,4096,256 0.168 / 0.186; 65536,1024,256 0.087 / 0.095; 12800,4096,256 0.070 /
+ * 0.078; 32768,4096,128 0.149 / 0.151; 32768,4096,512 0.245 / 0.272; 16384,8192,1024
+ * 0.413 / 0.521 (round 1; round 2 within 2%). Not profiled further; a guess: its ring
+ * of three stages costs the main loop more than the earlier x loads save. */
 enum { DX_COOP = 0, DX_XS = 1, DX_XS3 = 2 };
 template <int FORM> struct dx_cfg {
     static constexpr bool XS = FORM != DX_COOP;
@@ -86,9 +90,8 @@ template <int FORM> struct dx_cfg {
     static constexpr size_t SMEM = (size_t)S * (A_BYTES + B_BYTES) + STAGE_OUT +
                                    (2 * S + 2 * (XBUF > 2 ? XBUF : 2)) * 8 + 1024;
 };
-/* XS3 up to this N (4 slices of the reduction), XS past it */
-// 0: XS3 is never the default. Session 48 timed it (call 2, profiler): 8-12% slower than XS
-// at N = 128-512, 26% at 16384,8192,1024; kept behind LNL_CUDA_DX_FORM=2 for study.
+/* XS3 up to this N, XS past it: 0, as XS3 was slower at every N timed (above); XS3 stays,
+ * behind LNL_CUDA_DX_FORM=2 and tested (test_table's F_DX_XS3 rows), for study */
 constexpr int64_t DX_XS3_MAX_N = 0;
 /* two ones of T in a 32-bit word: gamma absent */
 template <typename T> __host__ __device__ constexpr uint32_t one_pair() {
@@ -760,7 +763,7 @@ cudaError_t launch_dx_epilogue_rows(lnl_dtype dt, const void *dy, const void *y,
                             N);
 }
 
-/* The kernel's form: XS3 up to N = DX_XS3_MAX_N, XS past it. LNL_CUDA_DX_FORM (read on
+/* The kernel's form: XS (XS3 up to N = DX_XS3_MAX_N, 0). LNL_CUDA_DX_FORM (read on
  * each call; for tests and same-build timing) = 0 takes the cooperative form, 1 XS and 2
  * XS3 at any N. */
 static int dx_form(int64_t N) {
@@ -771,7 +774,9 @@ static int dx_form(int64_t N) {
 
 /* The XS forms in clusters of two CTAs sharing each W^T slice (CL: the forward's
  * clusters, fused_forward_sm90.cu, applied to this GEMM, whose B is read by every M
- * tile): not taken unless LNL_CUDA_DX_CLUSTER=1 (read on each call), until measured. */
+ * tile): not taken unless LNL_CUDA_DX_CLUSTER=1 (read on each call). Session 48 timed it
+ * (call 2): the kernel's time unchanged with XS (0.1677 / 0.1679 ms at 32768,4096,256,
+ * 0.4135 / 0.4132 at 16384,8192,1024), so W^T's reads from L2 do not limit it. */
 static bool dx_cluster() { return env_int64("LNL_CUDA_DX_CLUSTER", 0) == 1; }
 
 template <typename T>

@@ -61,6 +61,8 @@ static const char *g_name[N_G] = {"dx", "dln_weight", "dln_bias", "dlinear_weigh
                              clusters of two CTAs sharing W^T slices, taken only when asked */
 #define F_CPU 8192 /* only --device cpu: the CPU GEMM's blocking, which the GPU's kernels do
                     * not share */
+#define F_DX_XS3 16384 /* run under LNL_CUDA_DX_FORM=2: the dx epilogue's XS3 form, which the
+                          library takes only when asked to (slower than XS on the H200) */
 #define OFFSET_F16_LIMIT 2
 #define OFFSET_TINY_SPREAD 3
 
@@ -132,18 +134,18 @@ static const shape_t shapes[] = {
     {1000, 1032, 200, 0, 0, F_HOPPER},
     {600, 2056, 72, 1, 0, F_HOPPER},
     /* ... whose default form gives each consumer warpgroup its own 64-row tiles and x
-     * tile buffer past N = 256 (XS in dx_epilogue_sm90.cu); here 68 x 5 = 340 tiles on the
+     * tile buffer (XS in dx_epilogue_sm90.cu); here 68 x 5 = 340 tiles on the
      * H200's 132 CTAs, so a CTA's warpgroups reuse their x buffers (a third tile) and hand
      * the main loop to each other, and K's 5 slices of N (the last 8 wide) outrun the
      * 4-stage ring, so the producer loads a tile's x between its slices. The rows above
-     * have fewer tiles than SMs, and N <= 256, where the form is XS3: three x buffers
-     * shared by the warpgroups' tiles in turn, a 3-stage ring. The two forms on 5 CTAs
+     * have fewer tiles than SMs. XS3 (F_DX_XS3): three x buffers shared by the
+     * warpgroups' tiles in turn, a 3-stage ring. The two forms on 5 CTAs
      * (F_DX_FEW_CTAS), 10 x 5 tiles: each CTA's ten tiles use XS3's three x buffers three or
      * four times each and XS's two five times each, XS3's 4 slices of N outrun its ring, and
-     * the last tiles of M and K are partial (24 rows, 8 columns). The cooperative form (F_DX_COOP) on a row of 8 x 5 tiles of
-     * 128 rows. */
+     * the last tiles of M and K are partial (24 rows, 8 columns). The cooperative form
+     * (F_DX_COOP) on a row of 8 x 5 tiles of 128 rows. */
     {4300, 1032, 264, 0, 0, F_HOPPER},
-    {600, 1032, 200, 0, 0, F_QUICK | F_HOPPER | F_DX_FEW_CTAS},
+    {600, 1032, 200, 0, 0, F_QUICK | F_HOPPER | F_DX_FEW_CTAS | F_DX_XS3},
     {600, 1032, 264, 1, 0, F_QUICK | F_HOPPER | F_DX_FEW_CTAS},
     /* ... and both in clusters of two (F_DX_CLUSTER): 650 rows are 11 tiles of 64, an odd
      * count, so the last pairs' lower tiles lie past M and only load their half of W^T for
@@ -151,9 +153,9 @@ static const shape_t shapes[] = {
      * 2200,1032,136: 35 tiles down M (odd again), 18 x 5 pairs on every cluster the H200
      * can hold (66), a quarter of 4300,1032,264's work (run.sh's table step took 448 of
      * its 500 s in session 44). */
-    {650, 1032, 200, 0, 0, F_QUICK | F_HOPPER | F_DX_FEW_CTAS | F_DX_CLUSTER},
+    {650, 1032, 200, 0, 0, F_QUICK | F_HOPPER | F_DX_FEW_CTAS | F_DX_CLUSTER | F_DX_XS3},
     {650, 1032, 264, 1, 0, F_HOPPER | F_DX_FEW_CTAS | F_DX_CLUSTER},
-    {2200, 1032, 136, 0, 0, F_HOPPER | F_DX_CLUSTER},
+    {2200, 1032, 136, 0, 0, F_HOPPER | F_DX_CLUSTER | F_DX_XS3},
     {1000, 1032, 200, 0, 0, F_HOPPER | F_DX_COOP},
     {300, 1032, 72, 1, 0, F_QUICK | F_HOPPER},
     {260, 1288, 96, 0, NULL_LNW | NULL_LNB | NULL_LB, F_QUICK | F_HOPPER},
@@ -939,7 +941,8 @@ int main(int argc, char **argv) {
             env_set(&pingpong, "LNL_CUDA_PINGPONG_MAX_K", "65536", shapes[si].flags & F_PINGPONG);
             env_set(&bn, "LNL_CUDA_SM90_BN", shapes[si].flags & F_BN128 ? "128" : "192",
                     shapes[si].flags & (F_BN192 | F_BN128));
-            env_set(&dx_form, "LNL_CUDA_DX_FORM", "0", shapes[si].flags & F_DX_COOP);
+            env_set(&dx_form, "LNL_CUDA_DX_FORM", shapes[si].flags & F_DX_XS3 ? "2" : "0",
+                    shapes[si].flags & (F_DX_COOP | F_DX_XS3));
             env_set(&dx_grid, "LNL_CUDA_DX_GRID", "5", shapes[si].flags & F_DX_FEW_CTAS);
             env_set(&dx_cluster, "LNL_CUDA_DX_CLUSTER", "1", shapes[si].flags & F_DX_CLUSTER);
             env_set(&cluster, "LNL_CUDA_SM90_CLUSTER", shapes[si].flags & F_CLUSTER ? "1" : "0",
