@@ -139,12 +139,17 @@ if [ -x "$TABLE" ]; then
         # still inside the device tool's 600. 496 s at cd32ee6 (session 43, 914 tests), the
         # slowest two CPU cases among them (GPT-2's AdamW loss curve 51 s, its recompute
         # gradients 11 s): those two are left out here too, as CI runs them on every commit.
+        # Session 47 gave these tests a dtype parameter, and the --deselect of the compile
+        # test's old id ([cpu]) stopped matching: session 48's run then compiled the CPU
+        # graph through inductor (61 s alone, its C++ compiles on every core) and the
+        # step, memcheck and synccheck ran out of time (all three passed alone: 215 s, 65 s,
+        # 67 s). Hence -k, by name whatever the parameters, on every CPU GPT-2 and compile
+        # case; and OMP_NUM_THREADS=4 (which the library's CPU thread count follows) keeps
+        # the CPU cases from taking every core from the sanitizers beside them.
         run_step pytest_cuda 520 env LNLINEAR_TEST_DEVICE=cuda LNLINEAR_LIBRARY="$LIB" LNLINEAR_EXPECT_CPP=1 \
-            PYTHONPATH="$PWD/python" LNLINEAR_REPORT_DIR="$OUTDIR/python" \
+            PYTHONPATH="$PWD/python" LNLINEAR_REPORT_DIR="$OUTDIR/python" OMP_NUM_THREADS=4 \
             python3 -m pytest -q -s -p no:cacheprovider --durations=20 \
-            --deselect "tests/python/test_compile.py::test_compile_fullgraph_matches_eager[cpu]" \
-            --deselect "tests/python/test_gpt2.py::test_gpt2_adamw_loss_curve[cpu-float32]" \
-            --deselect "tests/python/test_gpt2.py::test_gpt2_logits_and_gradients[recompute-cpu-float32]" \
+            -k "not (cpu and (test_compile_fullgraph_matches_eager or test_gpt2_adamw_loss_curve or test_gpt2_logits_and_gradients))" \
             tests/python &
         run_step pip_install 300 bash -c "python3 -m pip install -q --no-build-isolation --no-deps \
             --target /tmp/lnl-site . && cd /tmp && env -u LNLINEAR_LIBRARY PYTHONPATH=/tmp/lnl-site \
