@@ -5,11 +5,13 @@ import math
 import torch
 
 from . import _cpp
+from . import autocast as _autocast
 from .ops import (STRATEGIES, LayerNormLinearFunction, check_operands, eager_fast_path_ok,
                   forward_body)
 
 # Resolved once: torch.ops attribute lookup and overload resolution cost per call.
 _forward_op = torch.ops.lnlinear.forward.default
+_autocast_on = _autocast._any_enabled
 
 __all__ = ["layernorm_linear"]
 
@@ -33,6 +35,9 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
     float32/float64/bfloat16/float16 on CPU (bfloat16 and float16 stored in 16 bits,
     accumulated in float32), float32/bfloat16/float16 on CUDA; y and the gradients come back
     in that dtype (mean and rstd, kept for the backward, in float32 but for float64).
+    Under torch.autocast (bfloat16 or float16) float32 operands are cast to its dtype, as
+    for F.linear, x centred in float32 first (autocast.py): y comes back in autocast's
+    dtype, the gradients in their inputs' dtypes.
     recompute: True saves x, mean and rstd for the backward, which rebuilds the
     normalized activation; False also saves it (ln_out, M x K) and skips that work.
     Where the library's backward reads the forward's output (lnl_backward_wants_y: on CUDA,
@@ -43,6 +48,13 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
     strategy: "auto" (default), "fused", "unfused" or "reference" (CPU only, any dtype),
     for tests and benchmarks. Returns y of shape [..., N].
     """
+    if _autocast_on():
+        # under torch.autocast: every operand in autocast's dtype, x centred first
+        # (autocast.py); then on as for any call in that dtype
+        d = _autocast.target_dtype(x, ln_weight, ln_bias, linear_weight, linear_bias)
+        if d is not None:
+            x, ln_weight, ln_bias, linear_weight, linear_bias = _autocast.cast_operands(
+                x, ln_weight, ln_bias, linear_weight, linear_bias, d)
     code = STRATEGIES.get(strategy) if isinstance(strategy, str) else None
     # The fast path: plain tensors in plain eager mode on a device the C++ op serves, every
     # other argument valid. The op checks the tensors itself, in C++, which is cheaper than

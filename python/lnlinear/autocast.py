@@ -1,0 +1,59 @@
+"""layernorm_linear under torch.autocast: the fused op in the autocast dtype.
+
+Eager PyTorch under autocast runs ``F.layer_norm`` in float32 and ``F.linear`` in the
+autocast dtype D (bfloat16 or float16): LN(x) is computed in float32, rounded to D, and
+multiplied by W rounded to D; y comes out in D, and the gradients of float32 leaves in
+float32. The library takes one dtype for all five tensors, so here every operand goes to D
+before the call, as autocast would cast them for ``F.linear``, with one difference for x:
+
+x is centred in float32 first, ``(x - mean(x)).to(D)``, and never rounded to D as it is.
+A row with a large mean and a small spread (a residual stream's rows often have one) keeps
+only 8 (bfloat16) or 11 (float16) bits of ``x`` itself, which may be no bits at all of
+``x - mean``: LayerNorm of the rounded row would be wrong where eager's float32 LayerNorm is
+right. Centred, the rounding is relative to the row's own spread, as eager's rounding of
+LN(x) is. LayerNorm is unchanged by the shift, and its gradient sums to zero along a row, so
+the shift's backward (``g - mean(g)``) gives dx back as the op computed it.
+
+What it costs and saves (docs/design.md, "autocast"): two passes over x in the forward
+(its row means; the centred copy in D) and one in the backward (dx to float32 through the
+shift), where eager's autocast also writes LN(x) in float32 and then in D. The backward
+keeps the centred x in D (2 bytes an element) with mean and rstd, instead of eager's float32
+x and LN(x) in D (6 bytes an element).
+"""
+
+import torch
+
+# autocast casts float32 (and other 16-bit) tensors; float64 ones it leaves alone
+_CASTABLE = (torch.float32, torch.bfloat16, torch.float16)
+_TARGETS = (torch.bfloat16, torch.float16)
+_any_enabled = torch._C._is_any_autocast_enabled  # ~0.1 us: the plain call's only cost
+
+
+def target_dtype(x, ln_weight, ln_bias, linear_weight, linear_bias):
+    """D where the call must run in autocast's dtype D; None where it runs as it is
+    (autocast off for x's device type, every operand already in D, an operand autocast
+    would not cast, or anything but tensors: the plain path then checks and reports)."""
+    if not _any_enabled() or not isinstance(x, torch.Tensor) or x.dim() < 1:
+        return None
+    dev = x.device.type
+    if not torch.is_autocast_enabled(dev):
+        return None
+    d = torch.get_autocast_dtype(dev)
+    if d not in _TARGETS:
+        return None
+    ops = [t for t in (x, ln_weight, ln_bias, linear_weight, linear_bias) if t is not None]
+    if not all(isinstance(t, torch.Tensor) and t.dtype in _CASTABLE for t in ops):
+        return None
+    if all(t.dtype == d for t in ops):
+        return None
+    return d
+
+
+def cast_operands(x, ln_weight, ln_bias, linear_weight, linear_bias, d):
+    """The five operands in D, x centred in float32 first (module docstring)."""
+    with torch.autocast(x.device.type, enabled=False):
+        if x.dtype != d:
+            xf = x.float()
+            x = (xf - xf.mean(dim=-1, keepdim=True)).to(d)
+        return [x] + [None if t is None else t.to(d)
+                      for t in (ln_weight, ln_bias, linear_weight, linear_bias)]
