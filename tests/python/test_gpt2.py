@@ -106,6 +106,43 @@ def test_gpt2_logits_and_gradients(device, dtype, recompute):
           f"{worst} {report[worst][0]:.2e} / {report[worst][1]:.2e}")
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_gpt2_float32_model_under_autocast(device):
+    # Mixed-precision training's usual form: float32 parameters, bfloat16 autocast. The
+    # fused layers run in bfloat16 too (autocast.py), their outputs feed attention and the
+    # MLP in bfloat16 as c_attn's and c_fc's would; against a float64 model, the fused
+    # model's logits and float32 gradients within FACTOR x the unfused model's under the
+    # same autocast, or bfloat16's FLOOR.
+    ids = tokens(device)
+    model = tiny_gpt2(device, torch.float32)
+    fused = fused_copy(model, example=ids)
+    ref_model = copy.deepcopy(model).double()
+    logits_r, grads_r = forward_backward(ref_model, ids)
+    results = []
+    for m in (model, fused):
+        with torch.autocast(device, dtype=torch.bfloat16):
+            m.zero_grad(set_to_none=True)
+            out = m(input_ids=ids, labels=ids)
+            if m is fused:  # a fused LayerNorm+c_attn, given a float32 input
+                qkv = m.transformer.h[0].attn.c_attn(torch.randn(2, 3, 64, device=device))
+                assert qkv.dtype == torch.bfloat16
+        out.loss.backward()
+        results.append((out.logits.detach().float(),
+                        {n: p.grad for n, p in m.named_parameters()}))
+    (logits_u, grads_u), (logits_f, grads_f) = results
+    floor = FLOOR[torch.bfloat16]
+    e_f, e_u = rel_err(logits_f, logits_r), rel_err(logits_u, logits_r)
+    assert e_f <= max(FACTOR * e_u, floor), f"logits: {e_f:.2e} vs unfused {e_u:.2e}"
+    fused_params = dict(fused.named_parameters())
+    for name, g_u in grads_u.items():
+        fname, transposed = fused_name(name)
+        g_f = fused_params[fname].grad
+        assert g_f.dtype == torch.float32
+        g_f = g_f.t() if transposed else g_f
+        e_f, e_u = rel_err(g_f, grads_r[name]), rel_err(g_u, grads_r[name])
+        assert e_f <= max(FACTOR * e_u, floor), f"{name}: {e_f:.2e} vs unfused {e_u:.2e}"
+
+
 def test_gpt2_refuses_ln_f_lm_head():
     # lm_head's weight is tied to the embedding and its input is a slice of ln_f's output
     # (which the model also returns): both must stop the fusion.
