@@ -21,6 +21,23 @@ import sys
 import time
 
 
+def kept_bytes(run, exclude):
+    """Bytes autograd keeps for the backward while run() runs, each storage once, the
+    storages of the tensors in exclude (the caller's leaves) left out."""
+    import torch
+    skip = {t.untyped_storage().data_ptr() for t in exclude}
+    seen = {}
+
+    def pack(t):
+        s = t.untyped_storage()
+        if s.data_ptr() not in skip:
+            seen[s.data_ptr()] = s.nbytes()
+        return t
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        run()
+    return sum(seen.values())
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
@@ -92,18 +109,8 @@ def main():
             step(fn, on, out)
             err = max(((a.double().cpu() - r).abs().max() / r.abs().max()).item()
                       for a, r in zip(out, want))
-            leaf_ptrs = {t.untyped_storage().data_ptr() for t in leaves}
-            seen = {}
-
-            def pack(t):
-                s = t.untyped_storage()
-                if s.data_ptr() not in leaf_ptrs:
-                    seen[s.data_ptr()] = s.nbytes()
-                return t
-            with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-                step(fn, on)
-            results[name] = dict(err=err, kept=sum(seen.values()) / 1e6, dtype=out[0].dtype,
-                                 times=[])
+            kept = kept_bytes(lambda: step(fn, on), leaves)
+            results[name] = dict(err=err, kept=kept / 1e6, dtype=out[0].dtype, times=[])
         for _ in range(args.rounds):
             for name, fn, on in ways:
                 step(fn, on)  # warm

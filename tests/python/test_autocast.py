@@ -2,6 +2,9 @@
 in autocast's dtype, as F.linear's do, x centred in float32 first; y and the gradients
 against float64 no worse than eager autocast's own (F.layer_norm then F.linear)."""
 
+import os
+import sys
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -9,6 +12,9 @@ import torch.nn.functional as F
 import lnlinear
 from _util import eager_node, make_inputs
 from conftest import DEVICES
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+from autocast_step import kept_bytes  # noqa: E402
 
 EPS = 1e-5
 AUTOCAST_DTYPES = [torch.bfloat16, torch.float16]
@@ -148,23 +154,15 @@ def test_autocast_of_another_device_type_changes_nothing():
 
 
 def _saved_bytes(fn, inputs, device, dtype):
-    """Bytes autograd keeps for the backward (each storage once), the leaves excluded; x
-    reaches fn as a layer's output (x0 * 1.0, which keeps nothing), so that a float32 x
-    kept for the backward counts, as it would in a model, where nothing else keeps it."""
+    """Bytes autograd keeps for the backward, the leaves excluded; x reaches fn as a layer's
+    output (x0 * 1.0, which keeps nothing), so that a float32 x kept for the backward
+    counts, as it would in a model, where nothing else keeps it."""
     leaves = [t.detach().clone().requires_grad_() for t in inputs]
-    leaf_ptrs = {t.untyped_storage().data_ptr() for t in leaves}
-    seen = {}
 
-    def pack(t):
-        s = t.untyped_storage()
-        if s.data_ptr() not in leaf_ptrs:
-            seen[s.data_ptr()] = s.nbytes()
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    def run():
         with torch.autocast(device, dtype=dtype):
             fn(leaves[0] * 1.0, *leaves[1:])
-    return sum(seen.values())
+    return kept_bytes(run, leaves)
 
 
 @pytest.mark.parametrize("device,dtype", CASES, ids=_ids)
