@@ -12,13 +12,13 @@ only 8 (bfloat16) or 11 (float16) bits of ``x`` itself, which may be no bits at 
 ``x - mean``: LayerNorm of the rounded row would be wrong where eager's float32 LayerNorm is
 right. Centred, the rounding is relative to the row's own spread, as eager's rounding of
 LN(x) is. LayerNorm is unchanged by the shift, and its gradient sums to zero along a row, so
-the shift's backward (``g - mean(g)``) gives dx back as the op computed it.
+the shift's backward is a cast of the op's dx (``_Centred``).
 
 What it costs and saves (docs/design.md, "autocast"): two passes over x in the forward
-(its row means; the centred copy in D) and one in the backward (dx to float32 through the
-shift), where eager's autocast also writes LN(x) in float32 and then in D. The backward
-keeps the centred x in D (2 bytes an element) with mean and rstd, instead of eager's float32
-x and LN(x) in D (6 bytes an element).
+(its row means; the centred copy in D) and one in the backward (dx to float32), where
+eager's autocast writes LN(x) in float32 and then in D. The backward keeps the centred x in
+D (2 bytes an element) with mean and rstd, instead of eager's float32 x and LN(x) in D
+(6 bytes an element).
 """
 
 import torch
@@ -49,11 +49,35 @@ def target_dtype(x, ln_weight, ln_bias, linear_weight, linear_bias):
     return d
 
 
+class _Centred(torch.autograd.Function):
+    """(x - mean(x)).to(D) in one pass after the mean's (the subtraction rounds as it
+    stores), and a backward that only casts: the gradient reaching it is LayerNorm's, which
+    sums to zero along a row, so the shift's own backward (g - mean(g)) would change it by
+    rounding noise alone, in three more passes over x."""
+
+    @staticmethod
+    def forward(ctx, x, d):
+        ctx.x_dtype = x.dtype
+        xf = x.float()
+        out = torch.empty(x.shape, dtype=d, device=x.device)
+        return torch.sub(xf, xf.mean(dim=-1, keepdim=True), out=out)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.to(ctx.x_dtype), None
+
+
+def _centred(x, d):
+    if torch.compiler.is_compiling():  # traced: the plain ops, which the compiler fuses
+        xf = x.float()
+        return (xf - xf.mean(dim=-1, keepdim=True)).to(d)
+    return _Centred.apply(x, d)
+
+
 def cast_operands(x, ln_weight, ln_bias, linear_weight, linear_bias, d):
     """The five operands in D, x centred in float32 first (module docstring)."""
     with torch.autocast(x.device.type, enabled=False):
         if x.dtype != d:
-            xf = x.float()
-            x = (xf - xf.mean(dim=-1, keepdim=True)).to(d)
+            x = _centred(x, d)
         return [x] + [None if t is None else t.to(d)
                       for t in (ln_weight, ln_bias, linear_weight, linear_bias)]

@@ -95,17 +95,22 @@ def test_float32_operands_run_in_the_autocast_dtype(device, dtype, node):
 @pytest.mark.parametrize("device,dtype", CASES, ids=_ids)
 def test_the_call_is_the_op_on_centred_operands(device, dtype):
     # What the rule does, bit for bit: the op in the autocast dtype on x - mean(x) (in
-    # float32) and the parameters rounded, autocast off.
+    # float32, rounded once) and the parameters rounded, autocast off; dx is the op's
+    # gradient for the centred x, cast to float32. The shift's own backward would subtract
+    # dx's row mean, which LayerNorm's gradient has (up to rounding) none of.
     inputs, dy = _inputs(device, M=16, K=40, N=24)
     y, grads = _run(_ours, inputs, dy, device, dtype)
     leaves = [t.detach().clone().requires_grad_() for t in inputs]
-    x = leaves[0]
-    xc = (x - x.mean(dim=-1, keepdim=True)).to(dtype)
+    x = leaves[0].detach()
+    xc = (x - x.mean(dim=-1, keepdim=True)).to(dtype).requires_grad_()
     y2 = _ours(xc, *[t.to(dtype) for t in leaves[1:]])
-    g2 = torch.autograd.grad(y2, leaves, dy.to(dtype))
+    g2 = torch.autograd.grad(y2, [xc] + leaves[1:], dy.to(dtype))
     assert torch.equal(y, y2)
-    for a, b in zip(grads, g2):
+    assert torch.equal(grads[0], g2[0].float())
+    for a, b in zip(grads[1:], g2[1:]):
         assert torch.equal(a, b)
+    row_mean = grads[0].double().mean(dim=-1).abs().max()
+    assert row_mean <= 1e-2 * grads[0].double().abs().max()
 
 
 @pytest.mark.parametrize("device,dtype", CASES, ids=_ids)
