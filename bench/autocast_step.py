@@ -124,7 +124,7 @@ def main():
         for name, _, _ in ways:
             r = results[name]
             med = statistics.median(r["times"])
-            print(f"{shape:>16} {name:>18} {med:9.3f} {med / base:8.3f} {r['kept']:8.2f} "
+            print(f"{shape:>16} {name:>18} {med:9.3f} {med / base:8.3f} {r['kept']:8.3g} "
                   f"{r['err']:9.2e} {str(r['dtype']).replace('torch.', ''):>8}")
         sys.stdout.flush()
 
