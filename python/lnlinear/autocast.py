@@ -19,6 +19,9 @@ What it costs and saves (docs/design.md, "autocast"): two passes over x in the f
 eager's autocast writes LN(x) in float32 and then in D. The backward keeps the centred x in
 D (2 bytes an element) with mean and rstd, instead of eager's float32 x and LN(x) in D
 (6 bytes an element).
+
+A limit eager's autocast does not have: in float16, a row whose values stray more than
+65504 from its mean overflows in the centred copy.
 """
 
 import torch
