@@ -198,3 +198,18 @@ def test_module_and_compile_under_autocast():
     torch._dynamo.reset()
     y1 = torch.compile(step, fullgraph=True, backend="aot_eager")(x)
     assert torch.equal(y0, y1)
+
+
+def test_errors_and_grad_modes_under_autocast():
+    # bad operands get the plain path's messages; no_grad and inference_mode still cast
+    x, w = torch.randn(3, 8) + 5, torch.randn(4, 8)
+    for bad, match in (((x, None, None, torch.randn(4, 7)), "in_features mismatch"),
+                       ((torch.randn(3, 0), None, None, torch.randn(4, 0)), "must be >= 1")):
+        with pytest.raises(ValueError, match=match):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                lnlinear.layernorm_linear(*bad)
+    for mode in (torch.no_grad, torch.inference_mode):
+        with mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+            assert lnlinear.layernorm_linear(x, None, None, w).dtype == torch.bfloat16
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert lnlinear.layernorm_linear(torch.randn(0, 8), None, None, w).shape == (0, 4)
