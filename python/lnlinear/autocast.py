@@ -36,8 +36,9 @@ _any_enabled = getattr(torch._C, "_is_any_autocast_enabled", None) or (lambda: T
 def target_dtype(x, ln_weight, ln_bias, linear_weight, linear_bias):
     """D where the call must run in autocast's dtype D; None where it runs as it is
     (autocast off for x's device type, every operand already in D, an operand autocast
-    would not cast, or anything but tensors: the plain path then checks and reports)."""
-    if not _any_enabled() or not isinstance(x, torch.Tensor) or x.dim() < 1:
+    would not cast, or anything but tensors: the plain path then checks and reports).
+    Asked only once _any_enabled() has said some autocast is on (functional.py)."""
+    if not isinstance(x, torch.Tensor) or x.dim() < 1:
         return None
     dev = x.device.type
     if not torch.is_autocast_enabled(dev):
