@@ -383,7 +383,9 @@ int main(int argc, char **argv) {
         for (int t = 0; t < ndt; t++) {
             for (int si = 0; si < nshapes; si++) {
                 const shape s = shapes[si];
-                lnl_problem p = {s.M, s.K, s.N, 1e-5, dts[t], dev, LNL_STRATEGY_AUTO, o.threads, NULL};
+                lnl_problem p = {.rows = s.M, .in_features = s.K, .out_features = s.N, .eps = 1e-5,
+                                 .dtype = dts[t], .device = dev, .strategy = LNL_STRATEGY_AUTO,
+                                 .threads = o.threads};
                 if (lnl_check(&p) != LNL_STATUS_SUCCESS) {
                     printf("%s %s %lld,%lld,%lld: skipped: %s\n", dev ? "cuda" : "cpu",
                            dtype_name(dts[t]), (long long)s.M, (long long)s.K, (long long)s.N,
@@ -396,8 +398,9 @@ int main(int argc, char **argv) {
                 host_data h = make_data(dts[t], s);
                 /* The float64 oracle on the check rows, on the CPU. */
                 const size_t crow = check_rows(s);
-                lnl_problem pref = {s.M, s.K, s.N, 1e-5, LNL_DTYPE_F64, LNL_DEVICE_CPU,
-                                    LNL_STRATEGY_REFERENCE, 1, NULL};
+                lnl_problem pref = {.rows = s.M, .in_features = s.K, .out_features = s.N, .eps = 1e-5,
+                                    .dtype = LNL_DTYPE_F64, .device = LNL_DEVICE_CPU,
+                                    .strategy = LNL_STRATEGY_REFERENCE, .threads = 1};
                 run ref;
                 run_setup(&ref, &pref, &h, crow);
                 forward(&ref);

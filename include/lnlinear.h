@@ -101,12 +101,20 @@ typedef struct lnl_problem {
     int64_t in_features;  /* K >= 1: the normalized dimension */
     int64_t out_features; /* N >= 1 */
     double eps;           /* > 0 and finite, added to the biased variance inside the sqrt */
-    lnl_dtype dtype;      /* of x, y, all parameters, ln_out and all gradients */
+    lnl_dtype dtype;      /* of x, y, all parameters, ln_out and all gradients (but
+                             see ln_float32) */
     lnl_device device;
     lnl_strategy strategy;
     int threads;  /* CPU threads, >= 0; 0 = library default: LNL_NUM_THREADS or the online
                      CPUs, read once at the first call */
     void *stream; /* CUDA: a cudaStream_t; NULL = the default stream */
+    /* Non-zero (with a BF16 or F16 dtype; CPU only, CUDA says UNSUPPORTED): torch.autocast's
+     * split of the pair. x, ln_weight, ln_bias, dx, dln_weight and dln_bias are float32 and
+     * LayerNorm runs on them in float32; linear_weight, linear_bias, y, dy, dlinear_weight,
+     * dlinear_bias and ln_out are in dtype, and the GEMMs take LN(x) as dtype would (rounded
+     * to it where the GEMM multiplies 16-bit operands). No 16-bit copy of x is made, and a row
+     * with a large mean keeps its spread. INVALID_ARGUMENT with an F32 or F64 dtype. */
+    int ln_float32;
 } lnl_problem;
 
 /* Forward. Writes y [M,N]; mean and rstd [M] and ln_out [M,K] only where non-NULL

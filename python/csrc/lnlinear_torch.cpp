@@ -166,7 +166,8 @@ struct ProblemHash {
         size_t h = std::hash<int64_t>()(k.p.rows);
         for (int64_t v :
              {k.p.in_features, k.p.out_features, int64_t(k.p.dtype), int64_t(k.p.strategy),
-              int64_t(k.p.threads), int64_t(reinterpret_cast<uintptr_t>(k.p.stream))})
+              int64_t(k.p.threads), int64_t(reinterpret_cast<uintptr_t>(k.p.stream)),
+              int64_t(k.p.ln_float32)})
             h = h * 1000003u ^ std::hash<int64_t>()(v);
         return h ^ std::hash<double>()(k.p.eps);
     }
@@ -195,6 +196,7 @@ size_t ask(const lnl_problem &p, Query which) {
     key.p.strategy = p.strategy;
     key.p.threads = p.threads;
     key.p.stream = p.stream;
+    key.p.ln_float32 = p.ln_float32;
     {
         std::lock_guard<std::mutex> g(g_sizes_mutex);
         auto it = g_sizes[which].find(key);

@@ -67,6 +67,7 @@ class Problem(ctypes.Structure):
         ("strategy", ctypes.c_int),
         ("threads", ctypes.c_int),
         ("stream", ctypes.c_void_p),
+        ("ln_float32", ctypes.c_int),
     ]
 
 

@@ -92,19 +92,23 @@ static lnl_status check_workspace(const char *fn, const void *ws, size_t have, s
 }
 
 /* Extents of the five kinds of buffer, in bytes. */
+/* The LayerNorm side (x, its parameters and their gradients: mk_ln, k, ln_elem) is float32
+ * with ln_float32, in dtype otherwise; ln_out (mk) is always in dtype. */
 typedef struct extents {
-    size_t mk, mn, nk, k, n, m_acc, elem, acc;
+    size_t mk, mk_ln, mn, nk, k, n, m_acc, elem, ln_elem, acc;
 } extents;
 
 static extents extents_of(const lnl_problem *p) {
     extents e;
     e.elem = lnl_dtype_size(p->dtype);
+    e.ln_elem = p->ln_float32 ? sizeof(float) : e.elem;
     e.acc = lnl_acc_size(p->dtype);
     size_t M = (size_t)p->rows, K = (size_t)p->in_features, N = (size_t)p->out_features;
     e.mk = M * K * e.elem;
+    e.mk_ln = M * K * e.ln_elem;
     e.mn = M * N * e.elem;
     e.nk = N * K * e.elem;
-    e.k = K * e.elem;
+    e.k = K * e.ln_elem;
     e.n = N * e.elem;
     e.m_acc = M * e.acc;
     return e;
@@ -129,9 +133,9 @@ lnl_status lnl_forward(const lnl_problem *p, const void *x, const void *ln_weigh
     if ((s = check_workspace(fn, workspace, workspace_bytes, need))) return s;
     extents e = extents_of(p);
     const lnl_buffer b[] = {
-        {"x", x, e.mk, e.elem, 0},
-        {"ln_weight", ln_weight, e.k, e.elem, 0},
-        {"ln_bias", ln_bias, e.k, e.elem, 0},
+        {"x", x, e.mk_ln, e.ln_elem, 0},
+        {"ln_weight", ln_weight, e.k, e.ln_elem, 0},
+        {"ln_bias", ln_bias, e.k, e.ln_elem, 0},
         {"linear_weight", linear_weight, e.nk, e.elem, 0},
         {"linear_bias", linear_bias, e.n, e.elem, 0},
         {"y", y, e.mn, e.elem, 1},
@@ -172,18 +176,18 @@ static lnl_status backward_checked(const char *fn, const lnl_problem *p, const l
     extents e = extents_of(p);
     const lnl_buffer b[] = {
         {"dy", g->dy, e.mn, e.elem, 0},
-        {"x", g->x, e.mk, e.elem, 0},
-        {"ln_weight", g->ln_weight, e.k, e.elem, 0},
-        {"ln_bias", g->ln_bias, e.k, e.elem, 0},
+        {"x", g->x, e.mk_ln, e.ln_elem, 0},
+        {"ln_weight", g->ln_weight, e.k, e.ln_elem, 0},
+        {"ln_bias", g->ln_bias, e.k, e.ln_elem, 0},
         {"linear_weight", g->linear_weight, e.nk, e.elem, 0},
         {"mean", g->mean, e.m_acc, e.acc, 0},
         {"rstd", g->rstd, e.m_acc, e.acc, 0},
         {"ln_out", g->ln_out, e.mk, e.elem, 0},
         {"y", g->y, e.mn, e.elem, 0},
         {"linear_bias", a.linear_bias, e.n, e.elem, 0},
-        {"dx", g->dx, e.mk, e.elem, 1},
-        {"dln_weight", g->dln_weight, e.k, e.elem, 1},
-        {"dln_bias", g->dln_bias, e.k, e.elem, 1},
+        {"dx", g->dx, e.mk_ln, e.ln_elem, 1},
+        {"dln_weight", g->dln_weight, e.k, e.ln_elem, 1},
+        {"dln_bias", g->dln_bias, e.k, e.ln_elem, 1},
         {"dlinear_weight", g->dlinear_weight, e.nk, e.elem, 1},
         {"dlinear_bias", g->dlinear_bias, e.n, e.elem, 1},
         {"workspace", g->workspace, g->workspace ? need : 0, 1, 1},

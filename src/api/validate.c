@@ -40,7 +40,11 @@ lnl_status lnl_validate_problem(const char *fn, const lnl_problem *p) {
     if ((unsigned)p->strategy > (unsigned)LNL_STRATEGY_REFERENCE)
         return lnl_set_error(bad, "%s: strategy has unknown value %d", fn, (int)p->strategy);
     if (p->threads < 0) return lnl_set_error(bad, "%s: threads must be >= 0 (got %d)", fn, p->threads);
-    const int64_t M = p->rows, K = p->in_features, N = p->out_features, e = (int64_t)es;
+    if (p->ln_float32 && p->dtype != LNL_DTYPE_BF16 && p->dtype != LNL_DTYPE_F16)
+        return lnl_set_error(bad, "%s: ln_float32 needs a BF16 or F16 dtype (got dtype %d)", fn,
+                             (int)p->dtype);
+    const int64_t M = p->rows, K = p->in_features, N = p->out_features;
+    const int64_t e = p->ln_float32 ? 4 : (int64_t)es; /* the widest element (x's with ln_float32) */
     if (!product_fits(M, K, e) || !product_fits(M, N, e) || !product_fits(N, K, e) ||
         !product_fits(M, 1, 8))
         return lnl_set_error(bad, "%s: rows, in_features and out_features overflow: "

@@ -9,7 +9,9 @@
  * 16-bit problems (float instance): the GEMMs widen dy, W and x while packing; the row
  * pass widens each row of x as it visits it (or, with the portable column sums, a whole
  * row block once); dW (by its GEMM), dgamma, dbeta and dbias
- * are summed in float and each dx row in a per-thread float row, then rounded once. */
+ * are summed in float and each dx row in a per-thread float row, then rounded once.
+ * With ln_float32 only dy, W, dW, dbias and ln_out are 16-bit: x, dx, dgamma and dbeta are
+ * float and are read and written in place, as a float problem's. */
 #define BW_CAT_(a, b) a##b
 #define BW_CAT(a, b) BW_CAT_(a, b)
 #define FN(name) BW_CAT(name, SUF)
@@ -19,7 +21,7 @@
 typedef struct {
     const lnl_bwd_args *a;
     const lnl_cpu_ws *w;
-    int fused, half;
+    int fused, half, xhalf; /* 16-bit: dy, W and their side; x and its side */
     const T *gamma, *beta;  /* the caller's, or widened (16-bit) */
     T *dg, *db, *dw, *dbias; /* where the sums go: the caller's, or float (16-bit) */
 } FN(bwd_ctx_);
@@ -30,7 +32,7 @@ static T *FN(dx_row_)(const lnl_par *par, const FN(bwd_ctx_) * c, int64_t row) {
     const int64_t K = c->a->p.in_features;
     if (!c->a->dx) return NULL;
 #if HALF
-    if (c->half) return c->w->rows + 2 * K * par->tid;
+    if (c->xhalf) return c->w->rows + 2 * K * par->tid;
 #else
     (void)par;
 #endif
@@ -40,7 +42,7 @@ static T *FN(dx_row_)(const lnl_par *par, const FN(bwd_ctx_) * c, int64_t row) {
 static void FN(dx_done_)(const lnl_par *par, const FN(bwd_ctx_) * c, int64_t row) {
 #if HALF
     const int64_t K = c->a->p.in_features;
-    if (c->half && c->a->dx)
+    if (c->xhalf && c->a->dx)
         lnl_cpu_isa_get()->f32_to_half((uint16_t *)c->a->dx + row * K, FN(dx_row_)(par, c, row), K,
                                        c->a->p.dtype);
 #else
@@ -54,13 +56,13 @@ static void FN(bwd_rows_)(const lnl_par *par, const FN(bwd_ctx_) * c, int64_t ro
     const lnl_bwd_args *a = c->a;
     const lnl_cpu_ws *w = c->w;
     const int64_t K = a->p.in_features;
-    const T *x = c->half ? NULL : (const T *)a->x + row0 * K; /* 16-bit: widened below */
+    const T *x = c->xhalf ? NULL : (const T *)a->x + row0 * K; /* 16-bit: widened below */
     int64_t r0, r1, k0, k1;
     T *dg = c->dg, *db = c->db, *pg = dg ? w->pg : NULL, *pb = db ? w->pb : NULL;
     void (*dx_colsums)(T *, T *, T *, const T *, const T *, int64_t, T, T, const T *, int) =
         DX_COLSUMS;
 #if HALF
-    if (c->half && !dx_colsums) { /* the block's x widened once: the column sums read it by columns */
+    if (c->xhalf && !dx_colsums) { /* the block's x widened once: the column sums read it by columns */
         lnl_par_range(par, nrows, 1, &r0, &r1);
         for (int64_t r = r0; r < r1; r++)
             lnl_cpu_isa_get()->half_to_f32(w->xblk + r * K, (const uint16_t *)a->x + (row0 + r) * K,
@@ -77,7 +79,7 @@ static void FN(bwd_rows_)(const lnl_par *par, const FN(bwd_ctx_) * c, int64_t ro
             int64_t gi = r / LNL_BWD_GROUP;
             const T *xr;
 #if HALF
-            if (c->half) { /* widened into this thread's second row (the first takes dx) */
+            if (c->xhalf) { /* widened into this thread's second row (the first takes dx) */
                 T *xw = w->rows + 2 * K * par->tid + K;
                 lnl_cpu_isa_get()->half_to_f32(xw, (const uint16_t *)a->x + (row0 + r) * K, K,
                                                a->p.dtype);
@@ -117,7 +119,7 @@ static void FN(bwd_rows_)(const lnl_par *par, const FN(bwd_ctx_) * c, int64_t ro
         }
     }
     if (!pg && !pb) {
-        if (c->half) lnl_par_barrier(par); /* xblk is rewritten by the next block */
+        if (c->xhalf) lnl_par_barrier(par); /* xblk is rewritten by the next block */
         return;
     }
     lnl_par_range(par, K, 16, &k0, &k1);
@@ -126,7 +128,7 @@ static void FN(bwd_rows_)(const lnl_par *par, const FN(bwd_ctx_) * c, int64_t ro
         if (dg) dg[q] = row0 == 0 ? pg[q] : dg[q] + pg[q];
         if (db) db[q] = row0 == 0 ? pb[q] : db[q] + pb[q];
     }
-    if (c->half) lnl_par_barrier(par);
+    if (c->xhalf) lnl_par_barrier(par);
 }
 
 /* 16-bit: rounds float sums into the caller's buffer (dgamma/dbeta and dbias: this
@@ -158,7 +160,7 @@ static void FN(bwd_body_)(const lnl_par *par, void *vctx) {
         for (int64_t r = r0; r < r1; r++) {
             const T *xr;
 #if HALF
-            if (c->half) {
+            if (c->xhalf) {
                 isa->half_to_f32(xrow, (const uint16_t *)a->x + r * K, K, kind);
                 xr = xrow;
             } else
@@ -176,9 +178,15 @@ static void FN(bwd_body_)(const lnl_par *par, void *vctx) {
             lnl_par_range(par, M, 1, &r0, &r1);
             for (int64_t r = r0; r < r1; r++) {
 #if HALF
-                if (c->half) {
-                    isa->half_to_f32(xrow, (const uint16_t *)a->x + r * K, K, kind);
-                    FN(lnl_ln_apply_)(lnrow, xrow, K, mean[r], rstd[r], gamma, beta);
+                if (c->half) { /* ln_out in 16 bits, from x widened (or float) */
+                    const T *xr;
+                    if (c->xhalf) {
+                        isa->half_to_f32(xrow, (const uint16_t *)a->x + r * K, K, kind);
+                        xr = xrow;
+                    } else {
+                        xr = x + r * K;
+                    }
+                    FN(lnl_ln_apply_)(lnrow, xr, K, mean[r], rstd[r], gamma, beta);
                     isa->f32_to_half((uint16_t *)w->lnout + r * K, lnrow, K, kind);
                     continue;
                 }
@@ -205,8 +213,10 @@ static void FN(bwd_body_)(const lnl_par *par, void *vctx) {
 #if HALF
         if (c->half) {
             g.a_half = (const uint16_t *)a->dy;
-            g.b_half = (const uint16_t *)(lnout ? lnout : a->x);
-            g.a = g.b = NULL;
+            g.a = NULL;
+            /* B: the 16-bit ln_out, or x (16-bit, or with ln_float32 the float x in g.b) */
+            g.b_half = lnout || c->xhalf ? (const uint16_t *)(lnout ? lnout : a->x) : NULL;
+            if (g.b_half) g.b = NULL;
             g.half = kind;
             g.c_half = a->dlinear_weight;
         }
@@ -261,7 +271,7 @@ static void FN(bwd_body_)(const lnl_par *par, void *vctx) {
         if (c->fused) lnl_par_barrier(par);
     }
 #if HALF
-    if (c->half && (c->dg || c->db)) {
+    if (c->xhalf && (c->dg || c->db)) {
         int64_t k0, k1;
         lnl_par_range(par, K, 16, &k0, &k1);
         FN(round_vec_)(a->dln_weight, c->dg, k0, k1, kind);
@@ -275,7 +285,7 @@ void FN(lnl_cpu_backward_)(const lnl_bwd_args *a, const lnl_cpu_ws *w) {
     c.a = a;
     c.w = w;
     c.fused = a->p.strategy != LNL_STRATEGY_UNFUSED;
-    c.half = 0;
+    c.half = c.xhalf = 0;
     c.gamma = a->ln_weight;
     c.beta = a->ln_bias;
     c.dg = a->dln_weight;
@@ -286,10 +296,13 @@ void FN(lnl_cpu_backward_)(const lnl_bwd_args *a, const lnl_cpu_ws *w) {
     if (lnl_is_half(a->p.dtype)) {
         const int64_t K = a->p.in_features;
         c.half = 1;
-        c.gamma = lnl_widen_param(w->params, a->ln_weight, K, a->p.dtype);
-        c.beta = lnl_widen_param(w->params + K, a->ln_bias, K, a->p.dtype);
-        c.dg = a->dln_weight ? w->acc : NULL;
-        c.db = a->dln_bias ? w->acc + K : NULL;
+        c.xhalf = !a->p.ln_float32;
+        if (c.xhalf) {
+            c.gamma = lnl_widen_param(w->params, a->ln_weight, K, a->p.dtype);
+            c.beta = lnl_widen_param(w->params + K, a->ln_bias, K, a->p.dtype);
+            c.dg = a->dln_weight ? w->acc : NULL;
+            c.db = a->dln_bias ? w->acc + K : NULL;
+        }
         c.dbias = a->dlinear_bias ? w->acc + 2 * K : NULL;
         c.dw = a->dlinear_weight ? w->c32 : NULL;
     }

@@ -171,10 +171,10 @@ lnl_status lnl_cpu_forward(const lnl_fwd_args *a) {
 
 /* M == 0: no rows contribute, so every requested parameter gradient is zero. */
 static void backward_empty(const lnl_bwd_args *a) {
-    const size_t es = elem_size(&a->p);
+    const size_t es = elem_size(&a->p), ls = a->p.ln_float32 ? sizeof(float) : es;
     const size_t K = (size_t)a->p.in_features, N = (size_t)a->p.out_features;
-    if (a->dln_weight) memset(a->dln_weight, 0, K * es);
-    if (a->dln_bias) memset(a->dln_bias, 0, K * es);
+    if (a->dln_weight) memset(a->dln_weight, 0, K * ls);
+    if (a->dln_bias) memset(a->dln_bias, 0, K * ls);
     if (a->dlinear_weight) memset(a->dlinear_weight, 0, N * K * es);
     if (a->dlinear_bias) memset(a->dlinear_bias, 0, N * es);
 }

@@ -5,7 +5,9 @@
  * applied while packing A (FUSED) or read from the written ln_out (UNFUSED).
  * 16-bit problems (float instance): rows are widened into a per-thread float row for
  * the statistics, and the GEMM takes 16-bit operands and rounds y into the caller's
- * buffer once its sums are done (partial sums in the workspace's float M x N). */
+ * buffer once its sums are done (partial sums in the workspace's float M x N). With
+ * ln_float32, x and its parameters are float already: only W, the bias, y and ln_out are
+ * 16-bit, and the GEMM packs LN(x) from the float x. */
 #define FW_CAT_(a, b) a##b
 #define FW_CAT(a, b) FW_CAT_(a, b)
 #define FN(name) FW_CAT(name, SUF)
@@ -27,14 +29,14 @@ static void FN(fwd_body_)(const lnl_par *par, void *vctx) {
     lnl_par_range(par, M, 1, &r0, &r1);
 #if HALF
     const lnl_dtype kind = a->p.dtype;
-    const int half = lnl_is_half(kind);
+    const int half = lnl_is_half(kind), xhalf = half && !a->p.ln_float32; /* y's, x's */
     const lnl_cpu_isa *isa = lnl_cpu_isa_get();
     T *xrow = half ? c->w->rows + 2 * K * par->tid : NULL, *lnrow = xrow ? xrow + K : NULL;
 #endif
     for (int64_t r = r0; r < r1; r++) {
         const T *xr;
 #if HALF
-        if (half) { /* (x holds 16-bit values: no float pointer into it is formed) */
+        if (xhalf) { /* (x holds 16-bit values: no float pointer into it is formed) */
             isa->half_to_f32(xrow, (const uint16_t *)a->x + r * K, K, kind);
             xr = xrow;
         } else
@@ -69,9 +71,11 @@ static void FN(fwd_body_)(const lnl_par *par, void *vctx) {
     g.bias = c->bias;
 #if HALF
     if (half) {
-        g.a_half = (const uint16_t *)(c->lnout ? c->lnout : a->x);
+        /* A: the 16-bit ln_out, or x (16-bit, or with ln_float32 the float x in g.a) */
+        g.a_half = c->lnout || xhalf ? (const uint16_t *)(c->lnout ? c->lnout : a->x) : NULL;
+        if (g.a_half) g.a = NULL;
         g.b_half = (const uint16_t *)a->linear_weight;
-        g.a = g.b = NULL;
+        g.b = NULL;
         g.half = kind;
         g.c = c->w->c32;
         g.c_half = a->y;
@@ -93,8 +97,10 @@ void FN(lnl_cpu_forward_)(const lnl_fwd_args *a, const lnl_cpu_ws *w) {
 #if HALF
     if (lnl_is_half(a->p.dtype)) {
         const int64_t K = a->p.in_features, N = a->p.out_features;
-        c.gamma = lnl_widen_param(w->params, a->ln_weight, K, a->p.dtype);
-        c.beta = lnl_widen_param(w->params + K, a->ln_bias, K, a->p.dtype);
+        if (!a->p.ln_float32) {
+            c.gamma = lnl_widen_param(w->params, a->ln_weight, K, a->p.dtype);
+            c.beta = lnl_widen_param(w->params + K, a->ln_bias, K, a->p.dtype);
+        }
         c.bias = lnl_widen_param(w->params + 2 * K, a->linear_bias, N, a->p.dtype);
     }
 #endif

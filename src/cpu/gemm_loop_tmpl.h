@@ -75,7 +75,8 @@ void LP_CAT(LP_CAT(lnl_gemm_, SUF), _run)(const lnl_par *par, const GEMM *g, cha
     const lnl_blocking *bk = &isa->BLK;
     if (g->m <= 0 || g->n <= 0) return;
 #if HALF_PACK
-    if (g->half == LNL_DTYPE_BF16 && g->a_half && g->b_half && isa->ukr_bf16) {
+    /* bf16 panels from 16-bit operands, or one of them float (x under ln_float32) */
+    if (g->half == LNL_DTYPE_BF16 && (g->a_half || g->b_half) && isa->ukr_bf16) {
         lnl_gemm_bf16_run(par, g, ws, ws_stride);
         return;
     }

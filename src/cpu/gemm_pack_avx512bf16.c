@@ -5,29 +5,41 @@
  *    (32-bit lanes) per line, which one 8 x 8 transpose turns into the panel's order;
  *  - depth rows contiguous along the panel (B's rows, A = dy^T's columns): rows p and
  *    p + 1 are interleaved value by value with one two-source permute.
- * Other slivers go to the portable code. */
+ * Either form reads a 16-bit operand or a float one (x under ln_float32, whose 16-bit
+ * pointer is NULL). Other slivers go to the portable code. */
 #include <immintrin.h>
 
 #include "gemm.h"
 #include "round_bf16_avx512.h"
 #include "transpose8_avx2.h"
 
-/* 16 bf16 values normalized ((v - mu) * rs, * g, + b: the portable order) and rounded;
- * lanes outside m are zero. */
-static inline __m256i ln_bf16x16(__m256i h, __m512 mu, __m512 rs, __m512 g, __m512 b, int has_g,
-                                 int has_b, __mmask16 m) {
-    __m512 v = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-    v = _mm512_mul_ps(_mm512_sub_ps(v, mu), rs);
-    if (has_g) v = _mm512_mul_ps(v, g);
-    if (has_b) v = _mm512_add_ps(v, b);
+/* 16 values of a line or row: float ones as they are (f), else bf16 ones widened (h). */
+static inline __m512 load16(const uint16_t *h, const float *f, __mmask16 m) {
+    if (f) return _mm512_maskz_loadu_ps(m, f);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, h)), 16));
+}
+
+/* 16 values normalized when xf ((v - mu) * rs, * g, + b: the portable order) and rounded
+ * to bf16; lanes outside m are zero. A 16-bit operand's un-normalized values are not
+ * widened and rounded again but copied. */
+static inline __m256i bf16x16(const uint16_t *h, const float *f, __m512 mu, __m512 rs, __m512 g,
+                              __m512 b, int has_g, int has_b, int xf, __mmask16 m) {
+    if (!xf && !f) return _mm256_maskz_loadu_epi16(m, h);
+    __m512 v = load16(h, f, m);
+    if (xf) {
+        v = _mm512_mul_ps(_mm512_sub_ps(v, mu), rs);
+        if (has_g) v = _mm512_mul_ps(v, g);
+        if (has_b) v = _mm512_add_ps(v, b);
+    }
     return _mm256_maskz_mov_epi16(m, round_bf16x16(v));
 }
 
-/* Lines with contiguous depth: line l (< cnt <= L) holds its kc depth values at src[l];
- * with xf, line l is normalized by mean[l], rstd[l] and depth p by gamma[p], beta[p]. */
-static void pack_lines(uint16_t *dst, int L, const uint16_t *const *src, int cnt, int64_t kc,
-                       const float *mean, const float *rstd, const float *gamma,
-                       const float *beta, int xf) {
+/* Lines with contiguous depth: line l (< cnt <= L) holds its kc depth values at src[l]
+ * (or srcf[l], a float operand); with xf, line l is normalized by mean[l], rstd[l] and
+ * depth p by gamma[p], beta[p]. */
+static void pack_lines(uint16_t *dst, int L, const uint16_t *const *src, const float *const *srcf,
+                       int cnt, int64_t kc, const float *mean, const float *rstd,
+                       const float *gamma, const float *beta, int xf) {
     for (int64_t p = 0; p < kc; p += 16) {
         const int rem = kc - p < 16 ? (int)(kc - p) : 16, units = (rem + 1) / 2;
         const __mmask16 m = (__mmask16)(rem == 16 ? 0xFFFFu : (1u << rem) - 1u);
@@ -39,12 +51,11 @@ static void pack_lines(uint16_t *dst, int L, const uint16_t *const *src, int cnt
             for (int l = 0; l < 8; l++) {
                 const int line = l0 + l;
                 __m256i h = _mm256_setzero_si256();
-                if (line < cnt) {
-                    h = _mm256_maskz_loadu_epi16(m, src[line] + p);
-                    if (xf)
-                        h = ln_bf16x16(h, _mm512_set1_ps(mean[line]), _mm512_set1_ps(rstd[line]), g, b,
-                                       gamma != NULL, beta != NULL, m);
-                }
+                if (line < cnt)
+                    h = bf16x16(srcf ? NULL : src[line] + p, srcf ? srcf[line] + p : NULL,
+                                _mm512_set1_ps(xf ? mean[line] : 0.0f),
+                                _mm512_set1_ps(xf ? rstd[line] : 0.0f), g, b, gamma != NULL,
+                                beta != NULL, xf, m);
                 r[l] = _mm256_castsi256_ps(h);
             }
             transpose8(r); /* r[u]: pair u of lines l0..l0+7 */
@@ -58,11 +69,11 @@ static void pack_lines(uint16_t *dst, int L, const uint16_t *const *src, int cnt
 }
 
 /* Depth rows contiguous along the panel: row p (< kc) holds the panel's cnt (<= L <= 32)
- * values at src + p * ld; with xf, row p is normalized by mean[p], rstd[p] and value j
- * by gamma[j], beta[j]. */
-static void pack_rows(uint16_t *dst, int L, const uint16_t *src, int64_t ld, int cnt, int64_t kc,
-                      const float *mean, const float *rstd, const float *gamma, const float *beta,
-                      int xf) {
+ * values at src + p * ld (or srcf + p * ld, a float operand); with xf, row p is normalized
+ * by mean[p], rstd[p] and value j by gamma[j], beta[j]. */
+static void pack_rows(uint16_t *dst, int L, const uint16_t *src, const float *srcf, int64_t ld,
+                      int cnt, int64_t kc, const float *mean, const float *rstd,
+                      const float *gamma, const float *beta, int xf) {
     const __mmask32 m = cnt >= 32 ? 0xFFFFFFFFu : (1u << cnt) - 1u;
     const __mmask16 m0 = (__mmask16)m, m1 = (__mmask16)(m >> 16);
     __m512 g0 = _mm512_setzero_ps(), g1 = g0, b0 = g0, b1 = g0;
@@ -86,13 +97,17 @@ static void pack_rows(uint16_t *dst, int L, const uint16_t *src, int64_t ld, int
         for (int t = 0; t < 2; t++) {
             row[t] = _mm512_setzero_si512();
             if (p + t >= kc) continue;
-            row[t] = _mm512_maskz_loadu_epi16(m, src + (p + t) * ld);
-            if (!xf) continue;
-            const __m512 mu = _mm512_set1_ps(mean[p + t]), rs = _mm512_set1_ps(rstd[p + t]);
-            __m256i a = ln_bf16x16(_mm512_castsi512_si256(row[t]), mu, rs, g0, b0, gamma != NULL,
-                                   beta != NULL, m0);
-            __m256i c = ln_bf16x16(_mm512_extracti64x4_epi64(row[t], 1), mu, rs, g1, b1,
-                                   gamma != NULL, beta != NULL, m1);
+            if (!xf && !srcf) {
+                row[t] = _mm512_maskz_loadu_epi16(m, src + (p + t) * ld);
+                continue;
+            }
+            const __m512 mu = _mm512_set1_ps(xf ? mean[p + t] : 0.0f);
+            const __m512 rs = _mm512_set1_ps(xf ? rstd[p + t] : 0.0f);
+            const uint16_t *h = srcf ? NULL : src + (p + t) * ld;
+            const float *f = srcf ? srcf + (p + t) * ld : NULL;
+            __m256i a = bf16x16(h, f, mu, rs, g0, b0, gamma != NULL, beta != NULL, xf, m0);
+            __m256i c = bf16x16(h ? h + 16 : NULL, f ? f + 16 : NULL, mu, rs, g1, b1, gamma != NULL,
+                                beta != NULL, xf, m1);
             row[t] = _mm512_inserti64x4(_mm512_castsi256_si512(a), c, 1);
         }
         uint16_t *o = dst + (p / 2) * 2 * L;
@@ -114,17 +129,21 @@ void lnl_pack_a_bf16_avx512(uint16_t *dst, const lnl_gemm_f32 *g, int64_t i0, in
         uint16_t *d = dst + ir * kp;
         if (g->csa == 1) {
             const uint16_t *s[12];
+            const float *sf[12];
             float mu[12] = {0}, rs[12] = {0};
             for (int i = 0; i < mm; i++) {
                 const int64_t row = i0 + ir + i;
-                s[i] = g->a_half + row * g->rsa + p0;
+                s[i] = g->a_half ? g->a_half + row * g->rsa + p0 : NULL;
+                sf[i] = g->a_half ? NULL : g->a + row * g->rsa + p0;
                 if (x) mu[i] = x->mean[row], rs[i] = x->rstd[row];
             }
-            pack_lines(d, mr, s, mm, kc, mu, rs, x && x->gamma ? x->gamma + p0 : NULL,
-                       x && x->beta ? x->beta + p0 : NULL, x != NULL);
+            pack_lines(d, mr, s, g->a_half ? NULL : sf, mm, kc, mu, rs,
+                       x && x->gamma ? x->gamma + p0 : NULL, x && x->beta ? x->beta + p0 : NULL,
+                       x != NULL);
         } else {
-            pack_rows(d, mr, g->a_half + (i0 + ir) + p0 * g->csa, g->csa, mm, kc, NULL, NULL, NULL,
-                      NULL, 0);
+            const int64_t at = (i0 + ir) + p0 * g->csa;
+            pack_rows(d, mr, g->a_half ? g->a_half + at : NULL, g->a_half ? NULL : g->a + at,
+                      g->csa, mm, kc, NULL, NULL, NULL, NULL, 0);
         }
     }
 }
@@ -142,13 +161,19 @@ void lnl_pack_b_bf16_avx512(uint16_t *dst, const lnl_gemm_f32 *g, int64_t p0, in
         const int64_t j = j0 + jr;
         uint16_t *d = dst + jr * kp;
         if (g->csb == 1) {
-            pack_rows(d, nr, g->b_half + p0 * g->rsb + j, g->rsb, nn, kc, x ? x->mean + p0 : NULL,
-                      x ? x->rstd + p0 : NULL, x && x->gamma ? x->gamma + j : NULL,
-                      x && x->beta ? x->beta + j : NULL, x != NULL);
+            const int64_t at = p0 * g->rsb + j;
+            pack_rows(d, nr, g->b_half ? g->b_half + at : NULL, g->b_half ? NULL : g->b + at, g->rsb,
+                      nn, kc, x ? x->mean + p0 : NULL, x ? x->rstd + p0 : NULL,
+                      x && x->gamma ? x->gamma + j : NULL, x && x->beta ? x->beta + j : NULL,
+                      x != NULL);
         } else {
             const uint16_t *s[32];
-            for (int q = 0; q < nn; q++) s[q] = g->b_half + p0 + (j + q) * g->csb;
-            pack_lines(d, nr, s, nn, kc, NULL, NULL, NULL, NULL, 0);
+            const float *sf[32];
+            for (int q = 0; q < nn; q++) {
+                s[q] = g->b_half ? g->b_half + p0 + (j + q) * g->csb : NULL;
+                sf[q] = g->b_half ? NULL : g->b + p0 + (j + q) * g->csb;
+            }
+            pack_lines(d, nr, s, g->b_half ? NULL : sf, nn, kc, NULL, NULL, NULL, NULL, 0);
         }
     }
 }

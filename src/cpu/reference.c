@@ -61,16 +61,19 @@ size_t lnl_reference_forward_workspace_size(const lnl_problem *p) {
     return (size_t)p->in_features * sizeof(double); /* one normalized row */
 }
 
+/* The dtype of x, its parameters and their gradients: float32 with ln_float32. */
+static lnl_dtype ln_dtype(const lnl_problem *p) { return p->ln_float32 ? LNL_DTYPE_F32 : p->dtype; }
+
 void lnl_reference_forward(const lnl_fwd_args *a, void *workspace) {
-    const lnl_dtype dt = a->p.dtype;
+    const lnl_dtype dt = a->p.dtype, lt = ln_dtype(&a->p);
     const size_t M = (size_t)a->p.rows, K = (size_t)a->p.in_features, N = (size_t)a->p.out_features;
     double *row = workspace; /* ln_out of the current row, in double */
     for (size_t m = 0; m < M; m++) {
         double mu, rs;
-        row_stats(a->x, dt, m, K, a->p.eps, &mu, &rs);
+        row_stats(a->x, lt, m, K, a->p.eps, &mu, &rs);
         for (size_t k = 0; k < K; k++) {
-            double xhat = (load(a->x, dt, m * K + k) - mu) * rs;
-            row[k] = xhat * param(a->ln_weight, dt, k, 1.0) + param(a->ln_bias, dt, k, 0.0);
+            double xhat = (load(a->x, lt, m * K + k) - mu) * rs;
+            row[k] = xhat * param(a->ln_weight, lt, k, 1.0) + param(a->ln_bias, lt, k, 0.0);
             if (a->ln_out) store(a->ln_out, dt, m * K + k, row[k]);
         }
         for (size_t n = 0; n < N; n++) {
@@ -93,7 +96,7 @@ size_t lnl_reference_backward_workspace_size(const lnl_problem *p) {
 }
 
 void lnl_reference_backward(const lnl_bwd_args *a, void *workspace) {
-    const lnl_dtype dt = a->p.dtype;
+    const lnl_dtype dt = a->p.dtype, lt = ln_dtype(&a->p);
     const size_t M = (size_t)a->p.rows, K = (size_t)a->p.in_features, N = (size_t)a->p.out_features;
     double *dw = workspace, *dgamma = dw + N * K, *dbeta = dgamma + K, *dbias = dbeta + K;
     double *xhat = dbias + N, *dxhat = xhat + K, *lnrow = dxhat + K;
@@ -105,13 +108,13 @@ void lnl_reference_backward(const lnl_bwd_args *a, void *workspace) {
             mu = load_acc(a->mean, dt, m);
             rs = load_acc(a->rstd, dt, m);
         } else {
-            row_stats(a->x, dt, m, K, a->p.eps, &mu, &rs);
+            row_stats(a->x, lt, m, K, a->p.eps, &mu, &rs);
         }
         for (size_t k = 0; k < K; k++) {
-            xhat[k] = (load(a->x, dt, m * K + k) - mu) * rs;
+            xhat[k] = (load(a->x, lt, m * K + k) - mu) * rs;
             lnrow[k] = a->ln_out ? load(a->ln_out, dt, m * K + k)
-                                 : xhat[k] * param(a->ln_weight, dt, k, 1.0) +
-                                       param(a->ln_bias, dt, k, 0.0);
+                                 : xhat[k] * param(a->ln_weight, lt, k, 1.0) +
+                                       param(a->ln_bias, lt, k, 0.0);
             dxhat[k] = 0.0;
         }
         /* dxhat = dy @ W (the gradient reaching the LayerNorm output); dW += dy^T lnrow. */
@@ -127,7 +130,7 @@ void lnl_reference_backward(const lnl_bwd_args *a, void *workspace) {
         for (size_t k = 0; k < K; k++) {
             dgamma[k] += dxhat[k] * xhat[k];
             dbeta[k] += dxhat[k];
-            double g = dxhat[k] * param(a->ln_weight, dt, k, 1.0);
+            double g = dxhat[k] * param(a->ln_weight, lt, k, 1.0);
             mean_g += g;
             mean_gx += g * xhat[k];
         }
@@ -135,14 +138,14 @@ void lnl_reference_backward(const lnl_bwd_args *a, void *workspace) {
         mean_gx /= (double)K;
         if (a->dx) {
             for (size_t k = 0; k < K; k++) {
-                double g = dxhat[k] * param(a->ln_weight, dt, k, 1.0);
-                store(a->dx, dt, m * K + k, rs * (g - mean_g - xhat[k] * mean_gx));
+                double g = dxhat[k] * param(a->ln_weight, lt, k, 1.0);
+                store(a->dx, lt, m * K + k, rs * (g - mean_g - xhat[k] * mean_gx));
             }
         }
     }
     for (size_t k = 0; k < K; k++) {
-        if (a->dln_weight) store(a->dln_weight, dt, k, dgamma[k]);
-        if (a->dln_bias) store(a->dln_bias, dt, k, dbeta[k]);
+        if (a->dln_weight) store(a->dln_weight, lt, k, dgamma[k]);
+        if (a->dln_bias) store(a->dln_bias, lt, k, dbeta[k]);
     }
     for (size_t n = 0; n < N; n++) {
         if (a->dlinear_bias) store(a->dlinear_bias, dt, n, dbias[n]);

@@ -642,6 +642,9 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
     if (p->strategy == LNL_STRATEGY_REFERENCE)
         return lnl_set_error(LNL_STATUS_UNSUPPORTED,
                              "CUDA backend: the REFERENCE strategy runs on the CPU only");
+    if (p->ln_float32)
+        return lnl_set_error(LNL_STATUS_UNSUPPORTED,
+                             "CUDA backend: ln_float32 (float32 x with a 16-bit GEMM) runs on the CPU only");
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n == 0) {
