@@ -219,18 +219,20 @@ static void expect_same16(const char *what, const uint16_t *a, const uint16_t *b
 }
 
 /* Panels of the 12 x 32 BF16 kernel: A rows (LN optional) and A = dy^T columns, B rows
- * (LN optional) and B = W^T, plus slivers the vector code hands back (mr 6, nr 16). */
+ * (LN optional) and B = W^T, plus slivers the vector code hands back (mr 6, nr 16); from
+ * bf16 operands and from float ones (src32: x under ln_float32, its values not bf16's). */
 static void check_bf16_panels(void) {
     const int64_t M = 45, K = 203, N = 77;
     uint16_t *x = filled_bf16((size_t)(M * K), 1), *w = filled_bf16((size_t)(N * K), 2);
+    float *x32 = filled((size_t)(M * K), 7), *w32 = filled((size_t)(N * K), 8);
     float *mean = filled((size_t)K, 3), *rstd = filled((size_t)K, 4);
     float *gamma = filled((size_t)K, 5), *beta = filled((size_t)K, 6);
     const size_t cap = (size_t)(M + 32) * (size_t)(K + 32) * 2;
     uint16_t *p1 = calloc(cap, 2), *p2 = calloc(cap, 2);
     char what[160];
     const int shapes[2][2] = {{12, 32}, {6, 16}};
-    for (int sh = 0; sh < 2; sh++) {
-        const int mr = shapes[sh][0], nr = shapes[sh][1];
+    for (int sh = 0; sh < 4; sh++) {
+        const int mr = shapes[sh % 2][0], nr = shapes[sh % 2][1], src32 = sh / 2;
         for (int xf = 0; xf < 4; xf++) {
             lnl_xform_f32 t = {mean, rstd, xf == 2 ? NULL : gamma, xf == 3 ? NULL : beta};
             const lnl_xform_f32 *tx = xf ? &t : NULL;
@@ -240,20 +242,21 @@ static void check_bf16_panels(void) {
                     const size_t n = (size_t)((mc + mr - 1) / mr * mr * kp);
                     lnl_gemm_f32 g = {0};
                     g.m = M, g.n = N, g.k = K, g.a_half = x, g.rsa = K, g.csa = 1, g.xa = tx;
+                    if (src32) g.a_half = NULL, g.a = x32;
                     g.half = LNL_DTYPE_BF16;
                     memset(p1, 0xff, n * 2), memset(p2, 0xee, (n + 64) * 2);
                     lnl_pack_a_bf16(p1, &g, 3, mc, 5, kc, mr);
                     lnl_pack_a_bf16_avx512(p2, &g, 3, mc, 5, kc, mr);
-                    snprintf(what, sizeof what, "bf16 pack A rows mr=%d mc=%ld kc=%ld xform=%d", mr,
-                             (long)mc, (long)kc, xf);
+                    snprintf(what, sizeof what, "bf16 pack A rows mr=%d mc=%ld kc=%ld xform=%d src32=%d",
+                             mr, (long)mc, (long)kc, xf, src32);
                     expect_same16(what, p1, p2, n);
                     if (xf) continue;
                     g.m = K, g.k = M, g.rsa = 1, g.csa = K; /* A(i, p) = x[p*K + i]: dy^T's form */
                     memset(p1, 0xff, n * 2), memset(p2, 0xee, (n + 64) * 2);
                     lnl_pack_a_bf16(p1, &g, 7, mc, 2, kc, mr);
                     lnl_pack_a_bf16_avx512(p2, &g, 7, mc, 2, kc, mr);
-                    snprintf(what, sizeof what, "bf16 pack A columns mr=%d mc=%ld kc=%ld", mr, (long)mc,
-                             (long)kc);
+                    snprintf(what, sizeof what, "bf16 pack A columns mr=%d mc=%ld kc=%ld src32=%d", mr,
+                             (long)mc, (long)kc, src32);
                     expect_same16(what, p1, p2, n);
                 }
             for (int64_t nc = 1; nc <= 2 * nr + 3; nc += nr + 1)
@@ -262,25 +265,28 @@ static void check_bf16_panels(void) {
                     const size_t n = (size_t)((nc + nr - 1) / nr * nr * kp);
                     lnl_gemm_f32 g = {0};
                     g.m = M, g.n = K, g.k = M, g.b_half = x, g.rsb = K, g.csb = 1, g.xb = tx;
+                    if (src32) g.b_half = NULL, g.b = x32;
                     g.half = LNL_DTYPE_BF16; /* B(p, j) = x[p*K + j], LN per row p: dW's form */
                     memset(p1, 0xff, n * 2), memset(p2, 0xee, (n + 64) * 2);
                     lnl_pack_b_bf16(p1, &g, 2, kc, 4, nc, nr);
                     lnl_pack_b_bf16_avx512(p2, &g, 2, kc, 4, nc, nr);
-                    snprintf(what, sizeof what, "bf16 pack B rows nr=%d nc=%ld kc=%ld xform=%d", nr,
-                             (long)nc, (long)kc, xf);
+                    snprintf(what, sizeof what, "bf16 pack B rows nr=%d nc=%ld kc=%ld xform=%d src32=%d",
+                             nr, (long)nc, (long)kc, xf, src32);
                     expect_same16(what, p1, p2, n);
                     if (xf) continue;
                     g.n = N, g.k = K, g.b_half = w, g.rsb = 1, g.csb = K; /* W^T: the forward's B */
+                    if (src32) g.b_half = NULL, g.b = w32;
                     memset(p1, 0xff, n * 2), memset(p2, 0xee, (n + 64) * 2);
                     lnl_pack_b_bf16(p1, &g, 3, kc, 6, nc, nr);
                     lnl_pack_b_bf16_avx512(p2, &g, 3, kc, 6, nc, nr);
-                    snprintf(what, sizeof what, "bf16 pack B = W^T nr=%d nc=%ld kc=%ld", nr, (long)nc,
-                             (long)kc);
+                    snprintf(what, sizeof what, "bf16 pack B = W^T nr=%d nc=%ld kc=%ld src32=%d", nr,
+                             (long)nc, (long)kc, src32);
                     expect_same16(what, p1, p2, n);
                 }
         }
     }
-    free(x), free(w), free(mean), free(rstd), free(gamma), free(beta), free(p1), free(p2);
+    free(x), free(w), free(x32), free(w32), free(mean), free(rstd), free(gamma), free(beta), free(p1),
+        free(p2);
 }
 
 static double now_us(void) {

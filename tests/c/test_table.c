@@ -297,7 +297,9 @@ static const shape_t shapes[] = {
 
 typedef struct {
     shape_t s;
-    lnl_dtype dt;
+    lnl_dtype dt; /* the problem's dtype */
+    int lnf32;    /* ln_float32: x, its parameters and their gradients in float32 */
+    lnl_dtype in_dt[N_IN], g_dt[N_G]; /* each buffer's dtype (ln_out's and y's: dt) */
     int dev;
     double eps, bound;
     size_t n_in[N_IN], n_fo[N_FO], n_g[N_G];
@@ -322,10 +324,15 @@ static double bound_for(lnl_dtype dt, int offset) {
     return 0;
 }
 
-static void case_setup(tcase *c, const shape_t *s, lnl_dtype dt, int dev, uint64_t seed) {
+static void case_setup(tcase *c, const shape_t *s, lnl_dtype dt, int lnf32, int dev, uint64_t seed) {
     memset(c, 0, sizeof *c);
     c->s = *s;
     c->dt = dt;
+    c->lnf32 = lnf32;
+    for (int i = 0; i < N_IN; i++)
+        c->in_dt[i] = lnf32 && (i == IN_X || i == IN_LNW || i == IN_LNB) ? LNL_DTYPE_F32 : dt;
+    for (int i = 0; i < N_G; i++)
+        c->g_dt[i] = lnf32 && (i == G_DX || i == G_DLNW || i == G_DLNB) ? LNL_DTYPE_F32 : dt;
     c->dev = dev;
     c->eps = 1e-5;
     c->bound = bound_for(dt, s->offset);
@@ -361,11 +368,11 @@ static void case_setup(tcase *c, const shape_t *s, lnl_dtype dt, int dev, uint64
                 break;
             default: v = 0.5 * z; break;
             }
-            c->in[i][j] = tu_round(dt, v);
+            c->in[i][j] = tu_round(c->in_dt[i], v);
         }
         if (n_in[i] > most) most = n_in[i];
-        c->bin[i] = tb_new(n_in[i] * tu_dtype_size(dt), dev);
-        tu_store(dt, c->bin[i].host, c->in[i], n_in[i]);
+        c->bin[i] = tb_new(n_in[i] * tu_dtype_size(c->in_dt[i]), dev);
+        tu_store(c->in_dt[i], c->bin[i].host, c->in[i], n_in[i]);
         tb_push(&c->bin[i]);
         c->image[i] = malloc(c->bin[i].bytes + 1);
         TU_CHECK(c->image[i]);
@@ -383,7 +390,7 @@ static void case_setup(tcase *c, const shape_t *s, lnl_dtype dt, int dev, uint64
     for (int i = 0; i < N_G; i++) {
         c->ref_g[i] = malloc((n_g[i] + 1) * sizeof(double));
         TU_CHECK(c->ref_g[i]);
-        c->bg[i] = tb_new(n_g[i] * tu_dtype_size(dt), dev);
+        c->bg[i] = tb_new(n_g[i] * tu_dtype_size(c->g_dt[i]), dev);
     }
     c->scratch = malloc((most + 1) * sizeof(double));
     TU_CHECK(c->scratch);
@@ -426,25 +433,26 @@ static void poison(tbuf *b, lnl_dtype dt, int acc, size_t n) {
     tb_push(b);
 }
 
-/* Pulls b and checks that it still holds the NaN poison and its guard. */
-static void expect_poisoned(tcase *c, tbuf *b, int acc, size_t n, const char *name, const char *what) {
+/* Pulls b (of dtype dt) and checks that it still holds the NaN poison and its guard. */
+static void expect_poisoned(tcase *c, tbuf *b, lnl_dtype dt, int acc, size_t n, const char *name,
+                            const char *what) {
     tb_pull(b);
     unsigned char *img = malloc(b->bytes + 1);
     TU_CHECK(img);
-    tu_fill_nan(c->dt, acc, img, n);
+    tu_fill_nan(dt, acc, img, n);
     tu_expect(memcmp(img, b->host, b->bytes) == 0 && tb_guard_ok(b),
               "%s %s: %s not requested but written (or guard hit)", c->tag, what, name);
     free(img);
 }
 
-static void expect_close(tcase *c, tbuf *b, int acc, const double *ref, size_t n,
+static void expect_close(tcase *c, tbuf *b, lnl_dtype dt, int acc, const double *ref, size_t n,
                          const char *name, int slot, const char *what) {
     tb_pull(b);
     tu_expect(tb_guard_ok(b), "%s %s: guard bytes after %s overwritten", c->tag, what, name);
     if (acc)
-        tu_load_acc(c->dt, c->scratch, b->host, n);
+        tu_load_acc(dt, c->scratch, b->host, n);
     else
-        tu_load(c->dt, c->scratch, b->host, n);
+        tu_load(dt, c->scratch, b->host, n);
     double e = tu_relerr(c->scratch, ref, n);
     if (!(e <= c->maxerr[slot])) c->maxerr[slot] = e;
     tu_expect(e <= c->bound, "%s %s: %s rel err %.3e > %.1e", c->tag, what, name, e, c->bound);
@@ -493,9 +501,9 @@ static void run_forward(tcase *c, const lnl_problem *p, int stats, int lnout, in
     for (int i = 0; i < N_FO; i++) {
         int want = i == FO_Y || ((i == FO_MEAN || i == FO_RSTD) && stats) || (i == FO_LNOUT && lnout);
         if (want)
-            expect_close(c, &c->bfo[i], fo_acc(i), c->ref_fo[i], c->n_fo[i], fo_name[i], i, what);
+            expect_close(c, &c->bfo[i], c->dt, fo_acc(i), c->ref_fo[i], c->n_fo[i], fo_name[i], i, what);
         else
-            expect_poisoned(c, &c->bfo[i], fo_acc(i), c->n_fo[i], fo_name[i], what);
+            expect_poisoned(c, &c->bfo[i], c->dt, fo_acc(i), c->n_fo[i], fo_name[i], what);
     }
     expect_inputs_intact(c, what);
     if (stats && lnout) { /* keep them for the backward */
@@ -556,7 +564,7 @@ static void run_backward_via(tcase *c, const lnl_problem *p, int use, int mask, 
     mask &= allowed_grads(c);
     snprintf(what, sizeof what, "%s[threads=%d ws=%s stats=%d ln_out=%d grads=0x%02x]", ex ? "bwd_ex" : "bwd",
              p->threads, exact_ws ? "exact" : "NULL", use & 1, (use >> 1) & 1, mask);
-    for (int i = 0; i < N_G; i++) poison(&c->bg[i], c->dt, 0, c->n_g[i]);
+    for (int i = 0; i < N_G; i++) poison(&c->bg[i], c->g_dt[i], 0, c->n_g[i]);
     tbuf ws;
     lnl_status st = call_backward(c, p, use, mask, exact_ws, &ws, ex ? c->saved_y.ptr : NULL);
     tu_expect(st == LNL_STATUS_SUCCESS, "%s %s: status %s (%s)", c->tag, what, lnl_status_string(st),
@@ -565,12 +573,12 @@ static void run_backward_via(tcase *c, const lnl_problem *p, int use, int mask, 
     if (st != LNL_STATUS_SUCCESS) return;
     for (int i = 0; i < N_G; i++) {
         if (!((mask >> i) & 1)) {
-            expect_poisoned(c, &c->bg[i], 0, c->n_g[i], g_name[i], what);
+            expect_poisoned(c, &c->bg[i], c->g_dt[i], 0, c->n_g[i], g_name[i], what);
             continue;
         }
-        expect_close(c, &c->bg[i], 0, c->ref_g[i], c->n_g[i], g_name[i], N_FO + i, what);
+        expect_close(c, &c->bg[i], c->g_dt[i], 0, c->ref_g[i], c->n_g[i], g_name[i], N_FO + i, what);
         if (c->s.M == 0) { /* an empty batch must still write zero parameter gradients */
-            tu_load(c->dt, c->scratch, c->bg[i].host, c->n_g[i]);
+            tu_load(c->g_dt[i], c->scratch, c->bg[i].host, c->n_g[i]);
             int zero = 1;
             for (size_t j = 0; j < c->n_g[i]; j++) zero &= c->scratch[j] == 0.0;
             tu_expect(zero, "%s %s: M=0 but %s is not all zeros", c->tag, what, g_name[i]);
@@ -637,14 +645,14 @@ static void check_determinism(tcase *c, const lnl_problem *p, int ex) {
     const int n = N_FO + (ex ? 2 : 1) * N_G;
     for (int rep = 0; rep < 2; rep++) {
         for (int i = 0; i < N_FO; i++) poison(&c->bfo[i], c->dt, fo_acc(i), c->n_fo[i]);
-        for (int i = 0; i < N_G; i++) poison(&c->bg[i], c->dt, 0, c->n_g[i]);
+        for (int i = 0; i < N_G; i++) poison(&c->bg[i], c->g_dt[i], 0, c->n_g[i]);
         lnl_status s1 = call_forward(c, p, 1, 1, 0, &ws);
         lnl_status s2 = call_backward(c, p, 0, allowed_grads(c), 0, &ws, NULL);
         tu_expect(s1 == LNL_STATUS_SUCCESS && s2 == LNL_STATUS_SUCCESS, "%s determinism: status %d %d",
                   c->tag, (int)s1, (int)s2);
         for (int i = 0; i < n; i++) {
             if (i == N_FO + N_G) { /* the same again through lnl_backward_ex */
-                for (int j = 0; j < N_G; j++) poison(&c->bg[j], c->dt, 0, c->n_g[j]);
+                for (int j = 0; j < N_G; j++) poison(&c->bg[j], c->g_dt[j], 0, c->n_g[j]);
                 lnl_status s3 = call_backward(c, p, 0, allowed_grads(c), 0, &ws, c->bfo[FO_Y].ptr);
                 tu_expect(s3 == LNL_STATUS_SUCCESS, "%s determinism: lnl_backward_ex status %d", c->tag,
                           (int)s3);
@@ -672,7 +680,7 @@ static void expect_zero_grads(tcase *c, int mask, const char *what) {
     for (int i = 1; i < N_G; i++) {
         if (!((mask >> i) & 1)) continue;
         tb_pull(&c->bg[i]);
-        tu_load(c->dt, c->scratch, c->bg[i].host, c->n_g[i]);
+        tu_load(c->g_dt[i], c->scratch, c->bg[i].host, c->n_g[i]);
         int zero = tb_guard_ok(&c->bg[i]);
         for (size_t j = 0; j < c->n_g[i]; j++) zero &= c->scratch[j] == 0.0;
         tu_expect(zero, "%s %s: %s is not all zeros", c->tag, what, g_name[i]);
@@ -686,7 +694,7 @@ static void check_empty_with_nulls(tcase *c, const lnl_problem *p) {
     tu_expect(st == LNL_STATUS_SUCCESS, "%s fwd M=0 with NULL x/y: %s (%s)", c->tag,
               lnl_status_string(st), lnl_last_error());
     int mask = allowed_grads(c) & ~(1 << G_DX);
-    for (int i = 0; i < N_G; i++) poison(&c->bg[i], c->dt, 0, c->n_g[i]);
+    for (int i = 0; i < N_G; i++) poison(&c->bg[i], c->g_dt[i], 0, c->n_g[i]);
     st = lnl_backward(p, NULL, NULL, param_ptr(c, IN_LNW), param_ptr(c, IN_LNB), c->bin[IN_W].ptr,
                       NULL, NULL, NULL, NULL, (mask & 2) ? c->bg[G_DLNW].ptr : NULL,
                       (mask & 4) ? c->bg[G_DLNB].ptr : NULL, c->bg[G_DW].ptr,
@@ -696,7 +704,7 @@ static void check_empty_with_nulls(tcase *c, const lnl_problem *p) {
               lnl_status_string(st), lnl_last_error());
     expect_zero_grads(c, mask, "bwd M=0 with NULL dy/x/dx");
     /* lnl_backward_ex likewise, y NULL too */
-    for (int i = 0; i < N_G; i++) poison(&c->bg[i], c->dt, 0, c->n_g[i]);
+    for (int i = 0; i < N_G; i++) poison(&c->bg[i], c->g_dt[i], 0, c->n_g[i]);
     lnl_backward_args a;
     memset(&a, 0, sizeof a);
     a.ln_weight = param_ptr(c, IN_LNW), a.ln_bias = param_ptr(c, IN_LNB), a.linear_weight = c->bin[IN_W].ptr;
@@ -755,11 +763,12 @@ static void run_case(tcase *c, lnl_strategy strat) {
     p.out_features = c->s.N;
     p.eps = c->eps;
     p.dtype = c->dt;
+    p.ln_float32 = c->lnf32;
     p.device = c->dev ? LNL_DEVICE_CUDA : LNL_DEVICE_CPU;
     p.strategy = strat;
     p.threads = 1;
-    snprintf(c->tag, sizeof c->tag, "[%s %s %s M=%lld K=%lld N=%lld%s null=%d]", c->dev ? "cuda" : "cpu",
-             tu_dtype_name(c->dt), tu_strategy_name(strat), (long long)c->s.M, (long long)c->s.K,
+    snprintf(c->tag, sizeof c->tag, "[%s %s%s %s M=%lld K=%lld N=%lld%s null=%d]", c->dev ? "cuda" : "cpu",
+             tu_dtype_name(c->dt), c->lnf32 ? "-lnf32" : "", tu_strategy_name(strat), (long long)c->s.M, (long long)c->s.K,
              (long long)c->s.N,
              c->s.offset == 1                  ? " offset1e3"
              : c->s.offset == OFFSET_F16_LIMIT ? " f16limit"
@@ -821,6 +830,17 @@ static void run_case(tcase *c, lnl_strategy strat) {
     fflush(stdout);
 }
 
+/* The table's dtypes: the four, and bf16 and f16 with ln_float32 (float32 x, its
+ * parameters and their gradients; torch.autocast's split; the CPU only). */
+static const struct {
+    lnl_dtype dt;
+    int lnf32;
+    const char *name; /* for --dtype */
+} variants[] = {{LNL_DTYPE_F32, 0, "f32"},       {LNL_DTYPE_F64, 0, "f64"},
+                {LNL_DTYPE_BF16, 0, "bf16"},     {LNL_DTYPE_F16, 0, "f16"},
+                {LNL_DTYPE_BF16, 1, "bf16-lnf32"}, {LNL_DTYPE_F16, 1, "f16-lnf32"}};
+#define N_VARIANTS (sizeof variants / sizeof variants[0])
+
 int main(int argc, char **argv) {
     /* --no-auto: AUTO's rows left out. AUTO runs FUSED's or UNFUSED's kernels on the same
      * case (each strategy's own row runs them too), so a sanitizer learns nothing new from
@@ -846,8 +866,9 @@ int main(int argc, char **argv) {
             big = 1;
         } else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) {
             only_dtype = argv[++i];
-            if (strcmp(only_dtype, "f32") && strcmp(only_dtype, "f64") && strcmp(only_dtype, "bf16") &&
-                strcmp(only_dtype, "f16")) {
+            int known = 0;
+            for (size_t v = 0; v < N_VARIANTS; v++) known |= !strcmp(only_dtype, variants[v].name);
+            if (!known) {
                 fprintf(stderr, "unknown dtype %s\n", only_dtype);
                 return 2;
             }
@@ -869,7 +890,8 @@ int main(int argc, char **argv) {
             }
         } else {
             fprintf(stderr,
-                    "usage: %s [--device cpu|cuda] [--quick] [--no-auto] [--big] [--dtype f32|f64|bf16|f16]\n"
+                    "usage: %s [--device cpu|cuda] [--quick] [--no-auto] [--big]\n"
+                    "          [--dtype f32|f64|bf16|f16|bf16-lnf32|f16-lnf32]\n"
                     "          [--strategy auto|fused|unfused|reference] [--shape M,K,N]\n",
                     argv[0]);
             return 2;
@@ -895,20 +917,20 @@ int main(int argc, char **argv) {
         table_run_big_cuda();
         return tu_finish();
     }
-    static const lnl_dtype dtypes[] = {LNL_DTYPE_F32, LNL_DTYPE_F64, LNL_DTYPE_BF16, LNL_DTYPE_F16};
     static const lnl_strategy strats[] = {LNL_STRATEGY_REFERENCE, LNL_STRATEGY_UNFUSED,
                                           LNL_STRATEGY_FUSED, LNL_STRATEGY_AUTO};
-    int supported[4][4], any[4];
-    for (size_t di = 0; di < 4; di++) {
+    int supported[N_VARIANTS][4], any[N_VARIANTS];
+    for (size_t di = 0; di < N_VARIANTS; di++) {
         any[di] = 0;
-        if (only_dtype && strcmp(only_dtype, tu_dtype_name(dtypes[di]))) continue;
+        if (only_dtype && strcmp(only_dtype, variants[di].name)) continue;
         for (size_t k = 0; k < 4; k++) {
             lnl_problem p;
             memset(&p, 0, sizeof p);
             p.rows = 1;
             p.in_features = p.out_features = 1;
             p.eps = 1e-5;
-            p.dtype = dtypes[di];
+            p.dtype = variants[di].dt;
+            p.ln_float32 = variants[di].lnf32;
             p.device = dev ? LNL_DEVICE_CUDA : LNL_DEVICE_CPU;
             p.strategy = strats[k];
             lnl_status st = lnl_check(&p);
@@ -916,7 +938,7 @@ int main(int argc, char **argv) {
             any[di] |= supported[di][k];
             if (!supported[di][k])
                 printf("skip %s %s %s: lnl_check says UNSUPPORTED (%s)\n", dev ? "cuda" : "cpu",
-                       tu_dtype_name(dtypes[di]), tu_strategy_name(strats[k]), lnl_last_error());
+                       variants[di].name, tu_strategy_name(strats[k]), lnl_last_error());
         }
     }
     int shapes_run = 0;
@@ -926,15 +948,16 @@ int main(int argc, char **argv) {
                                    shapes[si].N != only_shape[2]))
             continue;
         shapes_run++;
-        for (size_t di = 0; di < 4; di++) {
+        for (size_t di = 0; di < N_VARIANTS; di++) {
+            const lnl_dtype dt = variants[di].dt;
             if (!any[di]) continue;
             if ((shapes[si].flags & F_HOPPER) &&
-                (!dev || (dtypes[di] != LNL_DTYPE_BF16 && dtypes[di] != LNL_DTYPE_F16)))
+                (!dev || (dt != LNL_DTYPE_BF16 && dt != LNL_DTYPE_F16)))
                 continue;
             if ((shapes[si].flags & F_GPU) && !dev) continue;
             if ((shapes[si].flags & F_CPU) && dev) continue;
             tcase c;
-            case_setup(&c, &shapes[si], dtypes[di], dev, 1000 * si + di + 1);
+            case_setup(&c, &shapes[si], dt, variants[di].lnf32, dev, 1000 * si + di + 1);
             /* the library reads these on each call; the caller's own settings come back after */
             env_override split, pingpong, bn, dx_form, cluster, dx_grid, dx_cluster;
             env_set(&split, "LNL_CUDA_SPLIT_STATS_MIN_K", "0", shapes[si].flags & F_SPLIT);

@@ -187,6 +187,16 @@ static void problem_rules(void) {
     tu_expect(lnl_check(&p) == LNL_STATUS_SUCCESS, "lnl_check cpu bf16: %s", lnl_last_error());
     p = base_p, p.dtype = LNL_DTYPE_F16;
     tu_expect(lnl_check(&p) == LNL_STATUS_SUCCESS, "lnl_check cpu f16: %s", lnl_last_error());
+    /* ln_float32 splits a 16-bit problem; with F32 or F64 it is a mistake */
+    p = base_p, p.ln_float32 = 1;
+    expect_bad_problem("ln_float32 with f32", &p, LNL_STATUS_INVALID_ARGUMENT, "ln_float32");
+    p = base_p, p.ln_float32 = 1, p.dtype = LNL_DTYPE_F64;
+    expect_bad_problem("ln_float32 with f64", &p, LNL_STATUS_INVALID_ARGUMENT, "ln_float32");
+    p = base_p, p.ln_float32 = 1, p.dtype = LNL_DTYPE_BF16;
+    tu_expect(lnl_check(&p) == LNL_STATUS_SUCCESS, "lnl_check cpu bf16 ln_float32: %s", lnl_last_error());
+    p = base_p, p.ln_float32 = 1, p.dtype = LNL_DTYPE_F16, p.device = LNL_DEVICE_CUDA;
+    /* the CUDA backend does not take it (nor does a CPU-only build take CUDA at all) */
+    expect_bad_problem("ln_float32 on cuda", &p, LNL_STATUS_UNSUPPORTED, NULL);
     p = base_p, p.device = LNL_DEVICE_CUDA;
     if (lnl_check(&p) == LNL_STATUS_SUCCESS) {
         printf("skip: CUDA is available in this build, UNSUPPORTED-CUDA rule not checked\n");
@@ -332,6 +342,37 @@ static void alignment_rules(void) {
     f = base_f, f.p = &p, f.ws = NULL, f.wsb = 0;
     f.x = (const unsigned char *)base_f.x + 4;
     expect_fwd("f64 x 4-byte aligned", f, LNL_STATUS_INVALID_ARGUMENT, "x", NULL);
+    /* ln_float32: x, its parameters and their gradients are float (4 bytes), the rest 16-bit */
+    p = base_p;
+    p.dtype = LNL_DTYPE_BF16, p.ln_float32 = 1;
+    f = base_f, f.p = &p, f.ws = NULL, f.wsb = 0;
+    f.x = (const unsigned char *)base_f.x + 2;
+    expect_fwd("ln_float32 x 2-byte aligned", f, LNL_STATUS_INVALID_ARGUMENT, "x", NULL);
+    f = base_f, f.p = &p, f.ws = NULL, f.wsb = 0;
+    f.lnw = (const unsigned char *)base_f.lnw + 2;
+    expect_fwd("ln_float32 ln_weight 2-byte aligned", f, LNL_STATUS_INVALID_ARGUMENT, "ln_weight", NULL);
+    f = base_f, f.p = &p, f.ws = NULL, f.wsb = 0;
+    f.W = (const unsigned char *)base_f.W + 2, f.y = (unsigned char *)base_f.y + 2;
+    f.b = (const unsigned char *)base_f.b + 2, f.lnout = (unsigned char *)base_f.lnout + 2;
+    arena_fill();
+    lnl_status st = lnl_forward(f.p, f.x, f.lnw, f.lnb, f.W, f.b, f.y, f.mean, f.rstd, f.lnout, NULL, 0);
+    tu_expect(st == LNL_STATUS_SUCCESS, "fwd ln_float32: the 16-bit side 2-byte aligned: %s (%s)",
+              lnl_status_string(st), lnl_last_error());
+    b = base_b, b.p = &p, b.ws = NULL, b.wsb = 0;
+    b.dlnb = (unsigned char *)base_b.dlnb + 2;
+    expect_bwd("ln_float32 dln_bias 2-byte aligned", b, LNL_STATUS_INVALID_ARGUMENT, "dln_bias", NULL);
+    b = base_b, b.p = &p, b.ws = NULL, b.wsb = 0;
+    b.dy = (const unsigned char *)base_b.dy + 2, b.dW = (unsigned char *)base_b.dW + 2;
+    b.lnout = (const unsigned char *)base_b.lnout + 2;
+    arena_fill();
+    st = lnl_backward(b.p, b.dy, b.x, b.lnw, b.lnb, b.W, b.mean, b.rstd, b.lnout, b.dx, b.dlnw, b.dlnb,
+                      b.dW, b.db, NULL, 0);
+    tu_expect(st == LNL_STATUS_SUCCESS, "bwd ln_float32: dy, dW, ln_out 2-byte aligned: %s (%s)",
+              lnl_status_string(st), lnl_last_error());
+    /* dx is M x K floats: it reaches 2 * M * K bytes past where a bf16 dx would end */
+    b = base_b, b.p = &p, b.ws = NULL, b.wsb = 0;
+    b.dx = (unsigned char *)base_b.x + (size_t)(M * K) * 2;
+    expect_bwd("ln_float32 dx over x's float tail", b, LNL_STATUS_INVALID_ARGUMENT, "dx", "x");
 }
 
 /* lnl_backward_ex's own rules: args, y and linear_bias; and lnl_backward_wants_y. */

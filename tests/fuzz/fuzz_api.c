@@ -1,7 +1,7 @@
 /*
  * libFuzzer harness over the public C API (build: clang, -DLNL_FUZZ=ON).
  * The input decodes to a problem descriptor (small sizes, possibly invalid
- * enums, eps, threads), a pattern of NULL pointers, an optional overlap or
+ * enums, eps, threads, ln_float32), a pattern of NULL pointers, an optional overlap or
  * misalignment, a workspace (none / too small / exact), which calls to make,
  * and the data. Each buffer is its own exact-size allocation, so ASan sees any
  * out-of-bounds access. Asserted: no crash; a failing call leaves every output
@@ -63,6 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     p.strategy = (lnl_strategy)((int)(rd(&r) % 6) - 1); /* -1 .. 4 */
     uint8_t dv = rd(&r);
     p.device = (lnl_device)(dv % 8 == 7 ? 2 : dv % 8 == 6 ? LNL_DEVICE_CUDA : LNL_DEVICE_CPU);
+    p.ln_float32 = (dv / 8) % 4 == 0; /* valid with bf16/f16 only */
     p.threads = (int)(rd(&r) % 6) - 1; /* -1 .. 4 */
     uint32_t nullmask = rd(&r) | (uint32_t)rd(&r) << 8 | (uint32_t)rd(&r) << 16;
     uint8_t wsmode = rd(&r) % 4, ops = rd(&r) % 4, twist = rd(&r), twist_arg = rd(&r);
@@ -74,8 +75,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t es = lnl_dtype_size(p.dtype);
     if (es == 0) es = 4;
     size_t as = p.dtype == LNL_DTYPE_F64 ? 8 : 4;
-    size_t bytes[NBUF] = {M * K * es, K * es, K * es, N * K * es, N * es, M * N * es, M * as, M * as,
-                          M * K * es, M * N * es, M * as, M * as, M * K * es, M * K * es, K * es, K * es,
+    size_t ls = p.ln_float32 && es < 4 ? 4 : es; /* x, its parameters and their gradients */
+    size_t bytes[NBUF] = {M * K * ls, K * ls, K * ls, N * K * es, N * es, M * N * es, M * as, M * as,
+                          M * K * es, M * N * es, M * as, M * as, M * K * es, M * K * ls, K * ls, K * ls,
                           N * K * es, N * es, 0};
     int is_fwd = ops != 1; /* 0: both, 1: backward, 2: forward, 3: both */
     int is_bwd = ops != 2;
