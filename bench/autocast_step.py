@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """A training step of LayerNorm+Linear with float32 parameters under torch.autocast, three
 ways: eager (F.layer_norm, then F.linear: autocast's own rules), lnlinear under autocast
-(python/lnlinear/autocast.py: the op in autocast's dtype, x centred in float32 first), and
-lnlinear in float32 (what a float32 model's fused layers ran before that rule: the call
-ignored autocast); with --uncentred also the op on operands rounded as they are.
+(python/lnlinear/autocast.py: on the CPU the library's mixed call, float32 x and LayerNorm
+parameters beside the linear in autocast's dtype; on CUDA every operand in that dtype, x
+centred in float32 first), and lnlinear in float32 (what a float32 model's fused layers
+ran before session 48: the call ignored autocast); with --uncentred also the op on
+operands all rounded as they are, with --centred the op on all of them in autocast's
+dtype, x centred first (the CPU's rule in session 48, CUDA's now).
 
     PYTHONPATH=python LNLINEAR_LIBRARY=build/liblnlinear.so \\
         python3 bench/autocast_step.py --device cpu --dtype bf16 --shape 2048,768,3072
@@ -47,7 +50,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: leave)")
     ap.add_argument("--uncentred", action="store_true",
-                    help="a fourth way: every operand rounded to the dtype, x not centred")
+                    help="one more way: every operand rounded to the dtype, x not centred")
+    ap.add_argument("--centred", action="store_true",
+                    help="one more way: every operand in the dtype, x centred in float32 first")
     args = ap.parse_args()
     import torch
     import torch.nn.functional as F
@@ -68,10 +73,17 @@ def main():
     def uncentred(x, lnw, lnb, w, b):  # what the rule would do without centring x
         return ours(*(t.to(dt) for t in (x, lnw, lnb, w, b)))
 
+    def centred(x, lnw, lnb, w, b):  # every operand in dt, x centred (autocast.py's _centred)
+        from lnlinear.autocast import _centred
+        with torch.autocast(dev, enabled=False):
+            return ours(_centred(x, dt), *(t.to(dt) for t in (lnw, lnb, w, b)))
+
     ways = [("eager autocast", eager, True), ("lnlinear autocast", ours, True),
             ("lnlinear float32", ours, False)]
     if args.uncentred:
         ways.append(("x uncentred", uncentred, True))
+    if args.centred:
+        ways.append(("x centred", centred, True))
     print(f"device {dev}, autocast {args.dtype}, torch {torch.__version__}, "
           f"threads {torch.get_num_threads()}, {args.rounds} rounds x {args.steps} steps")
     print(f"{'M,K,N':>16} {'way':>18} {'step ms':>9} {'/ eager':>8} {'kept MB':>8} "

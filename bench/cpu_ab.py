@@ -38,10 +38,12 @@ DTYPES = {"f32": 0, "bf16": 2, "f16": 3}  # lnl_dtype
 
 
 class Problem(ctypes.Structure):
+    # lnl_problem as the newest library reads it (an older one ignores the trailing
+    # ln_float32, left 0 here)
     _fields_ = [("rows", ctypes.c_int64), ("in_features", ctypes.c_int64),
                 ("out_features", ctypes.c_int64), ("eps", ctypes.c_double),
                 ("dtype", ctypes.c_int), ("device", ctypes.c_int), ("strategy", ctypes.c_int),
-                ("threads", ctypes.c_int), ("stream", ctypes.c_void_p)]
+                ("threads", ctypes.c_int), ("stream", ctypes.c_void_p), ("ln_float32", ctypes.c_int)]
 
 
 def ptr(a):

@@ -33,10 +33,12 @@ STRAT = {"auto": 0, "fused": 1, "unfused": 2}
 
 
 class Problem(ctypes.Structure):
+    # lnl_problem as the newest library reads it (an older one ignores the trailing
+    # ln_float32, left 0 here)
     _fields_ = [("rows", ctypes.c_int64), ("in_features", ctypes.c_int64),
                 ("out_features", ctypes.c_int64), ("eps", ctypes.c_double),
                 ("dtype", ctypes.c_int), ("device", ctypes.c_int), ("strategy", ctypes.c_int),
-                ("threads", ctypes.c_int), ("stream", ctypes.c_void_p)]
+                ("threads", ctypes.c_int), ("stream", ctypes.c_void_p), ("ln_float32", ctypes.c_int)]
 
 
 class BackwardArgs(ctypes.Structure):

@@ -3,8 +3,17 @@
 Eager PyTorch under autocast runs ``F.layer_norm`` in float32 and ``F.linear`` in the
 autocast dtype D (bfloat16 or float16): LN(x) is computed in float32, rounded to D, and
 multiplied by W rounded to D; y comes out in D, and the gradients of float32 leaves in
-float32. The library takes one dtype for all five tensors, so here every operand goes to D
-before the call, as autocast would cast them for ``F.linear``, with one difference for x:
+float32.
+
+On the CPU the library takes that split itself (``ln_float32`` in lnlinear.h; ops.py's
+MIXED_LINEAR_DTYPES): a float32 x, ln_weight and ln_bias stay as they are, only
+linear_weight and linear_bias go to D, as autocast casts them for ``F.linear``. The library
+normalizes the float32 x where its GEMM packs it (rounding LN(x) to D where the GEMM
+multiplies 16-bit operands, as eager's cast does) and writes a float32 dx: no copy of x, no
+extra pass.
+
+Elsewhere (CUDA, whose kernels take one dtype, or a 16-bit x with float32 parameters)
+every operand goes to D before the call, with one difference for x:
 
 x is centred in float32 first, ``(x - mean(x)).to(D)``, and never rounded to D as it is.
 A row with a large mean and a small spread (a residual stream's rows often have one) keeps
@@ -14,17 +23,19 @@ right. Centred, the rounding is relative to the row's own spread, as eager's rou
 LN(x) is. LayerNorm is unchanged by the shift, and its gradient sums to zero along a row, so
 the shift's backward is a cast of the op's dx (``_Centred``).
 
-What it costs and saves (docs/design.md, "autocast"): two passes over x in the forward
+What that costs and saves (docs/design.md, "autocast"): two passes over x in the forward
 (its row means; the centred copy in D) and one in the backward (dx to float32), where
 eager's autocast writes LN(x) in float32 and then in D. The backward keeps the centred x in
 D (2 bytes an element) with mean and rstd, instead of eager's float32 x and LN(x) in D
 (6 bytes an element).
 
-A limit eager's autocast does not have: in float16, a row whose values stray more than
-65504 from its mean overflows in the centred copy.
+A limit eager's autocast does not have, on that path only: in float16, a row whose values
+stray more than 65504 from its mean overflows in the centred copy.
 """
 
 import torch
+
+from .ops import mixed_ok
 
 # autocast casts float32 (and other 16-bit) tensors; float64 ones it leaves alone
 _CASTABLE = (torch.float32, torch.bfloat16, torch.float16)
@@ -79,10 +90,22 @@ def _centred(x, d):
     return _Centred.apply(x, d)
 
 
+def _takes_the_mix(x, ln_weight, ln_bias, d):
+    """Whether the library takes x and the LayerNorm's parameters in float32 beside a
+    linear in D on x's device (ops.mixed_ok): then only the linear's operands are cast."""
+    if not mixed_ok(x.dtype, d, x.device.type):
+        return False
+    return all(t is None or t.dtype == torch.float32 for t in (ln_weight, ln_bias))
+
+
 def cast_operands(x, ln_weight, ln_bias, linear_weight, linear_bias, d):
-    """The five operands in D, x centred in float32 first (module docstring)."""
+    """The five operands for the call under autocast (module docstring): the linear's in D,
+    and x and the LayerNorm's parameters as they are where the library takes that mix,
+    else in D too, x centred in float32 first."""
     with torch.autocast(x.device.type, enabled=False):
+        linear = [None if t is None else t.to(d) for t in (linear_weight, linear_bias)]
+        if _takes_the_mix(x, ln_weight, ln_bias, d):
+            return [x, ln_weight, ln_bias] + linear
         if x.dtype != d:
             x = _centred(x, d)
-        return [x] + [None if t is None else t.to(d)
-                      for t in (ln_weight, ln_bias, linear_weight, linear_bias)]
+        return [x] + [None if t is None else t.to(d) for t in (ln_weight, ln_bias)] + linear

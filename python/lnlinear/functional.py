@@ -35,9 +35,13 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
     float32/float64/bfloat16/float16 on CPU (bfloat16 and float16 stored in 16 bits,
     accumulated in float32), float32/bfloat16/float16 on CUDA; y and the gradients come back
     in that dtype (mean and rstd, kept for the backward, in float32 but for float64).
-    Under torch.autocast (bfloat16 or float16) float32 operands are cast to its dtype, as
-    for F.linear, x centred in float32 first (autocast.py): y comes back in autocast's
-    dtype, the gradients in their inputs' dtypes.
+    One mix is taken on the CPU: x, ln_weight and ln_bias in float32 with linear_weight and
+    linear_bias in bfloat16 or float16 (LayerNorm in float32, the Linear in 16 bits); y
+    then comes back in the linear's dtype and each gradient in its input's.
+    Under torch.autocast (bfloat16 or float16) float32 operands go to its dtype, as for
+    F.linear (autocast.py): on the CPU the linear's alone (the mix above), on CUDA all of
+    them, x centred in float32 first; y comes back in autocast's dtype, the gradients in
+    their inputs' dtypes.
     recompute: True saves x, mean and rstd for the backward, which rebuilds the
     normalized activation; False also saves it (ln_out, M x K) and skips that work.
     Where the library's backward reads the forward's output (lnl_backward_wants_y: on CUDA,
@@ -49,8 +53,9 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
     for tests and benchmarks. Returns y of shape [..., N].
     """
     if _autocast_on():
-        # under torch.autocast: every operand in autocast's dtype, x centred first
-        # (autocast.py); then on as for any call in that dtype
+        # under torch.autocast: the operands in autocast's dtype (the linear's alone where
+        # the library takes the mix, else all, x centred first; autocast.py); then on as
+        # for any call with those dtypes
         d = _autocast.target_dtype(x, ln_weight, ln_bias, linear_weight, linear_bias)
         if d is not None:
             x, ln_weight, ln_bias, linear_weight, linear_bias = _autocast.cast_operands(
@@ -62,10 +67,11 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
     # bench/python_overhead.py --paths, session 43); where it rejects them, check_operands
     # names the argument. Anything else takes the general path below, which checks in
     # Python first, in the order the error messages promise.
+    # (The C++ op takes one dtype: a mixed call goes the general way.)
     if (_cpp.serves and code is not None and type(recompute) is bool and type(eps) is float
             and 0 < eps < math.inf
             and eager_fast_path_ok(x, ln_weight, ln_bias, linear_weight, linear_bias)
-            and x.device.type in _cpp.serves):
+            and x.device.type in _cpp.serves and x.dtype == linear_weight.dtype):
         nd = x.dim()
         if nd == 2 or (nd >= 1 and x.shape[-1] >= 1):
             x2 = _rows(x, nd)
@@ -89,7 +95,7 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
     x2 = _rows(x, x.dim())
     if eager_fast_path_ok(x2, ln_weight, ln_bias, linear_weight, linear_bias):
         # both eager bodies make their operands contiguous themselves
-        if x2.device.type in _cpp.serves:
+        if x2.device.type in _cpp.serves and x2.dtype == linear_weight.dtype:
             # One C++ call: it decides itself whether to build the autograd node (whose
             # backward then runs without Python) or to ask the library for y alone.
             y = _cpp.call(x2, ln_weight, ln_bias, linear_weight, linear_bias, float(eps),

@@ -48,6 +48,16 @@ SUPPORTED_DTYPES = {
     "cpu": (torch.float32, torch.float64, torch.bfloat16, torch.float16),
     "cuda": (torch.float32, torch.bfloat16, torch.float16),
 }
+# The one mix of dtypes the library takes (ln_float32 in lnlinear.h; the CPU only):
+# x, ln_weight and ln_bias in float32 with linear_weight and linear_bias in one of these,
+# torch.autocast's split (LayerNorm in float32, the Linear in the 16-bit dtype). y, ln_out
+# and dy are then in the linear's dtype, and each gradient in its input's.
+MIXED_LINEAR_DTYPES = {"cpu": (torch.bfloat16, torch.float16)}
+
+
+def mixed_ok(x_dtype, linear_dtype, device_type):
+    """Whether x's and linear_weight's dtypes, different, are the mix the library takes."""
+    return x_dtype == torch.float32 and linear_dtype in MIXED_LINEAR_DTYPES.get(device_type, ())
 
 
 def _dtype_name(dtype):
@@ -120,9 +130,23 @@ def check_operands(x, ln_weight, ln_bias, linear_weight, linear_bias):
             raise ValueError(f"{name} must have shape [{n}], got {list(t.shape)}")
         if t.device != dev:
             raise ValueError(f"{name} is on {t.device} but x is on {dev}")
-        if t.dtype != x.dtype:
+    # one dtype for all, or the mix (MIXED_LINEAR_DTYPES): the LayerNorm's side in x's,
+    # the linear's side in linear_weight's
+    mixed = mixed_ok(x.dtype, linear_weight.dtype, dev.type)
+    for name, t in (("ln_weight", ln_weight), ("ln_bias", ln_bias), ("linear_weight", linear_weight),
+                    ("linear_bias", linear_bias)):
+        if t is None:
+            continue
+        linear_side = name.startswith("linear")
+        if mixed and linear_side:
+            if t.dtype != linear_weight.dtype:
+                raise TypeError(f"{name} has dtype {_dtype_name(t.dtype)} but linear_weight has "
+                                f"dtype {_dtype_name(linear_weight.dtype)}")
+        elif t.dtype != x.dtype:
+            mix = (f" (or, on the CPU, x, ln_weight and ln_bias in float32 with linear_weight "
+                   f"and linear_bias in bfloat16 or float16)" if linear_side else "")
             raise TypeError(f"{name} has dtype {_dtype_name(t.dtype)} but x has dtype "
-                            f"{_dtype_name(x.dtype)}; all tensors must share one dtype")
+                            f"{_dtype_name(x.dtype)}; all tensors must share one dtype{mix}")
 
 
 def _ptr(t):
@@ -174,21 +198,23 @@ _CALLS_MAX = 512
 _calls = {}
 
 
-def _call_for(x, N, eps, strategy):
+def _call_for(x, N, eps, strategy, gd=None):
+    """gd: the linear's dtype where it is not x's (the mix, MIXED_LINEAR_DTYPES)."""
     M, K = x.shape
     dt, dev = x.dtype, x.device
     if dev.type == "cuda":
         # The current stream's handle: the library launches on it.
-        key = (M, K, N, eps, dt, strategy, dev.index, _raw_stream(dev.index))
+        key = (M, K, N, eps, dt, strategy, dev.index, _raw_stream(dev.index), gd)
     else:
         # Follow torch's intra-op setting so torch.set_num_threads governs both.
-        key = (M, K, N, eps, dt, strategy, -1, torch.get_num_threads())
+        key = (M, K, N, eps, dt, strategy, -1, torch.get_num_threads(), gd)
     c = _calls.get(key)
     if c is not None:
         return c
     p = _clib.Problem()
     p.rows, p.in_features, p.out_features, p.eps = M, K, N, eps
-    p.dtype = _LNL_DTYPE[dt]
+    p.dtype = _LNL_DTYPE[dt if gd is None else gd]
+    p.ln_float32 = gd is not None
     p.strategy = strategy
     if dev.type == "cuda":
         p.device = _clib.DEVICE_CUDA
@@ -202,12 +228,18 @@ def _call_for(x, N, eps, strategy):
     return c
 
 
-def _problem(x, N, eps, strategy):
+def _problem(x, N, eps, strategy, gd=None):
     """The lnl_problem of a call on x [M, K] with N outputs (cached; read-only)."""
-    return _call_for(x, N, eps, strategy).p
+    return _call_for(x, N, eps, strategy, gd).p
 
 
-def _keeps_y(x, N, eps, strategy, keep_ln_out, needs_input_grad):
+def _mix(x, linear_weight):
+    """linear_weight's dtype where it differs from x's (a mixed call), else None."""
+    gd = linear_weight.dtype
+    return None if gd == x.dtype else gd
+
+
+def _keeps_y(x, N, eps, strategy, keep_ln_out, needs_input_grad, gd=None):
     """Whether the forward on x [M, K] keeps its output y (and linear_bias) for the backward:
     only where the library's backward would use it (lnl_backward_wants_y) and the backward
     computes both dx and dlinear_weight without a saved ln_out, which is when the library
@@ -220,7 +252,7 @@ def _keeps_y(x, N, eps, strategy, keep_ln_out, needs_input_grad):
     M, K = x.shape
     if type(M) is not int or type(K) is not int or type(N) is not int:
         return False
-    c = _call_for(x, N, eps, strategy)
+    c = _call_for(x, N, eps, strategy, gd)
     w = c.wants_y
     if w is None:
         w = c.wants_y = _clib.lib.lnl_backward_wants_y(ctypes.byref(c.p)) == 1
@@ -313,7 +345,8 @@ def forward_body(x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_ln
     linear_weight, linear_bias = linear_weight.contiguous(), _contig(linear_bias)
     M, K = x.shape
     N = linear_weight.shape[0]
-    dt, dev = x.dtype, x.device
+    dev, gd = x.device, _mix(x, linear_weight)
+    dt = linear_weight.dtype  # y's and ln_out's (x's but in a mixed call)
     acc = _acc_dtype(dt)
     # Sizes as separate arguments: torch.empty parses them ~1 us faster than a tuple.
     y = torch.empty(M, N, dtype=dt, device=dev)
@@ -329,7 +362,7 @@ def forward_body(x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_ln
                   else torch.empty(0, dtype=dt, device=dev))
     if M == 0:
         return y, mean, rstd, ln_out
-    c = _call_for(x, N, eps, strategy)
+    c = _call_for(x, N, eps, strategy, gd)
     with _device_guard(dev):
         ws, ws_bytes = _workspace(c, 0, dev)
         status = _clib.lib.lnl_forward(
@@ -353,9 +386,10 @@ def _forward(x: Tensor, ln_weight: Optional[Tensor], ln_bias: Optional[Tensor],
 def _forward_fake(x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_ln_out, strategy):
     M, K = x.shape
     N = linear_weight.shape[0]
-    acc = _acc_dtype(x.dtype)
-    return (x.new_empty((M, N)), x.new_empty((M,), dtype=acc), x.new_empty((M,), dtype=acc),
-            x.new_empty((M, K) if keep_ln_out else (0,)))
+    gd = linear_weight.dtype  # y's and ln_out's
+    acc = _acc_dtype(gd)
+    return (x.new_empty((M, N), dtype=gd), x.new_empty((M,), dtype=acc),
+            x.new_empty((M,), dtype=acc), x.new_empty((M, K) if keep_ln_out else (0,), dtype=gd))
 
 
 def _check_backward_operands(dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out,
@@ -367,15 +401,16 @@ def _check_backward_operands(dy, x, ln_weight, ln_bias, linear_weight, mean, rst
     check_operands(x, ln_weight, ln_bias, linear_weight, None)
     M, K = x.shape
     N = linear_weight.shape[0]
-    if tuple(dy.shape) != (M, N) or dy.dtype != x.dtype or dy.device != x.device:
-        raise ValueError(f"dy must be [{M}, {N}] {_dtype_name(x.dtype)} on {x.device}, got "
+    gd = linear_weight.dtype  # dy's, ln_out's, y's (x's but in a mixed call)
+    if tuple(dy.shape) != (M, N) or dy.dtype != gd or dy.device != x.device:
+        raise ValueError(f"dy must be [{M}, {N}] {_dtype_name(gd)} on {x.device}, got "
                          f"{list(dy.shape)} {_dtype_name(dy.dtype)} on {dy.device}")
     if (mean is None) != (rstd is None):
         raise ValueError("mean and rstd are given together or not at all")
-    acc = _acc_dtype(x.dtype)
+    acc = _acc_dtype(gd)
     for name, t, shape, dt in (("mean", mean, (M,), acc), ("rstd", rstd, (M,), acc),
-                               ("ln_out", ln_out, (M, K), x.dtype), ("y", y, (M, N), x.dtype),
-                               ("linear_bias", linear_bias, (N,), x.dtype)):
+                               ("ln_out", ln_out, (M, K), gd), ("y", y, (M, N), gd),
+                               ("linear_bias", linear_bias, (N,), gd)):
         if t is not None and (tuple(t.shape) != shape or t.dtype != dt or t.device != x.device):
             raise ValueError(f"{name} must be {list(shape)} {_dtype_name(dt)} on {x.device}, "
                              f"got {list(t.shape)} {_dtype_name(t.dtype)} on {t.device}")
@@ -400,23 +435,25 @@ def backward_body(dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out, 
                                          _contig(rstd), _contig(ln_out))
     y, linear_bias = _contig(y), _contig(linear_bias)
 
-    dt, dev = x.dtype, x.device
+    # each gradient in its input's dtype: x's side and the linear's (the same but in a
+    # mixed call)
+    dt, gd, dev = x.dtype, linear_weight.dtype, x.device
 
-    def out(flag, *shape):
-        return torch.empty(*shape, dtype=dt, device=dev) if flag else torch.empty(0, dtype=dt,
-                                                                                device=dev)
+    def out(flag, dtype, *shape):
+        return (torch.empty(*shape, dtype=dtype, device=dev) if flag
+                else torch.empty(0, dtype=dtype, device=dev))
 
-    dx = out(needs[0], M, K)
-    dlnw = out(needs[1], K)
-    dlnb = out(needs[2], K)
-    dw = out(needs[3], N, K)
-    db = out(needs[4], N)
+    dx = out(needs[0], dt, M, K)
+    dlnw = out(needs[1], dt, K)
+    dlnb = out(needs[2], dt, K)
+    dw = out(needs[3], gd, N, K)
+    db = out(needs[4], gd, N)
     if M == 0:
         # Nothing flowed in: the parameter gradients of an empty batch are zero.
         for t in (dlnw, dlnb, dw, db):
             t.zero_()
         return dx, dlnw, dlnb, dw, db
-    c = _call_for(x, N, eps, strategy)
+    c = _call_for(x, N, eps, strategy, None if gd == dt else gd)
     with _device_guard(dev):
         ws, ws_bytes = _workspace(c, 1, dev)
         args = _clib.BackwardArgs(
@@ -450,7 +487,8 @@ def _backward_fake(dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out,
     M, K = x.shape
     N = linear_weight.shape[0]
     shapes = ((M, K), (K,), (K,), (N, K), (N,))
-    return tuple(x.new_empty(s if f else (0,)) for s, f in zip(shapes, needs))
+    dtypes = (x.dtype,) * 3 + (linear_weight.dtype,) * 2
+    return tuple(x.new_empty(s if f else (0,), dtype=d) for s, f, d in zip(shapes, needs, dtypes))
 
 
 def _setup_context(ctx, inputs, output):
@@ -463,7 +501,7 @@ def _setup_context(ctx, inputs, output):
     # them (_keeps_y); an in-place change of y before the backward is then autograd's
     # version-counter error, as for any saved output.
     keep_y = _keeps_y(x, linear_weight.shape[0], eps, strategy, keep_ln_out,
-                      ctx.needs_input_grad)
+                      ctx.needs_input_grad, _mix(x, linear_weight))
     ctx.save_for_backward(x, ln_weight, ln_bias, linear_weight, mean, rstd,
                           ln_out if keep_ln_out else None, y if keep_y else None,
                           linear_bias if keep_y else None)
@@ -532,7 +570,7 @@ class LayerNormLinearFunction(torch.autograd.Function):
         # The same tensors as the custom op's setup_context keeps (y itself, not a copy,
         # where _keeps_y says the backward reads it).
         keep_y = _keeps_y(x, linear_weight.shape[0], eps, strategy, keep_ln_out,
-                          ctx.needs_input_grad)
+                          ctx.needs_input_grad, _mix(x, linear_weight))
         ctx.save_for_backward(x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out,
                               y if keep_y else None, linear_bias if keep_y else None)
         ctx.eps = eps

@@ -1,6 +1,8 @@
 """layernorm_linear under torch.autocast (python/lnlinear/autocast.py): float32 operands run
-in autocast's dtype, as F.linear's do, x centred in float32 first; y and the gradients
-against float64 no worse than eager autocast's own (F.layer_norm then F.linear)."""
+in autocast's dtype, as F.linear's do: on the CPU the linear's alone (the library's mixed
+call, LayerNorm on the float32 x), on CUDA all of them, x centred in float32 first; y and
+the gradients against float64 no worse than eager autocast's own (F.layer_norm then
+F.linear)."""
 
 import os
 import sys
@@ -12,6 +14,7 @@ import torch.nn.functional as F
 import lnlinear
 from _util import eager_node, make_inputs
 from conftest import DEVICES
+from lnlinear.ops import mixed_ok
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
 from autocast_step import kept_bytes  # noqa: E402
@@ -92,12 +95,43 @@ def test_float32_operands_run_in_the_autocast_dtype(device, dtype, node):
         assert a <= 2.5 * max(e, floor), f"{n}: {a:.2e} against eager autocast's {e:.2e}"
 
 
+def _mixed(device, dtype):
+    """Whether the library takes this device's float32 x beside a linear in dtype."""
+    return mixed_ok(torch.float32, dtype, device)
+
+
+@pytest.mark.parametrize("device,dtype", CASES, ids=_ids)
+def test_the_call_is_the_mixed_op(device, dtype):
+    # Where the library takes the mix (the CPU), bit for bit: the op on the float32 x,
+    # ln_weight and ln_bias as they are and the linear's operands rounded, autocast off;
+    # dx, dln_weight and dln_bias float32 from the library, the linear's gradients in the
+    # autocast dtype, cast to float32 by autograd.
+    if not _mixed(device, dtype):
+        pytest.skip(f"{device} takes every operand in {dtype}")
+    inputs, dy = _inputs(device, M=16, K=40, N=24)
+    y, grads = _run(_ours, inputs, dy, device, dtype)
+    leaves = [t.detach().clone().requires_grad_() for t in inputs]
+    w16 = leaves[3].detach().to(dtype).requires_grad_()
+    b16 = leaves[4].detach().to(dtype).requires_grad_()
+    y2 = _ours(leaves[0], leaves[1], leaves[2], w16, b16)
+    assert y2.dtype == dtype
+    g2 = torch.autograd.grad(y2, leaves[:3] + [w16, b16], dy.to(dtype))
+    assert torch.equal(y, y2)
+    assert all(g.dtype == torch.float32 for g in g2[:3]) and g2[3].dtype == dtype
+    for a, b in zip(grads[:3], g2[:3]):
+        assert torch.equal(a, b)
+    for a, b in zip(grads[3:], g2[3:]):
+        assert torch.equal(a, b.float())
+
+
 @pytest.mark.parametrize("device,dtype", CASES, ids=_ids)
 def test_the_call_is_the_op_on_centred_operands(device, dtype):
-    # What the rule does, bit for bit: the op in the autocast dtype on x - mean(x) (in
+    # Where it does not (CUDA), what the rule does, bit for bit: the op in the autocast dtype on x - mean(x) (in
     # float32, rounded once) and the parameters rounded, autocast off; dx is the op's
     # gradient for the centred x, cast to float32. The shift's own backward would subtract
     # dx's row mean, which LayerNorm's gradient has (up to rounding) none of.
+    if _mixed(device, dtype):
+        pytest.skip(f"{device} takes the float32 x as it is (test_the_call_is_the_mixed_op)")
     inputs, dy = _inputs(device, M=16, K=40, N=24)
     y, grads = _run(_ours, inputs, dy, device, dtype)
     leaves = [t.detach().clone().requires_grad_() for t in inputs]
@@ -171,14 +205,17 @@ def _saved_bytes(fn, inputs, device, dtype):
 
 
 @pytest.mark.parametrize("device,dtype", CASES, ids=_ids)
-def test_keeps_the_centred_x_alone(device, dtype):
+def test_keeps_x_alone(device, dtype):
     M, K, N = 256, 128, 64
     inputs, _ = _inputs(device, M=M, K=K, N=N)
     ours = _saved_bytes(_ours, inputs, device, dtype)
     eager = _saved_bytes(_eager, inputs, device, dtype)
-    # ours: x centred in 16 bits, mean and rstd, the 16-bit weights the op reads again, and
-    # y where the library's backward reads it (lnl_backward_wants_y: Hopper's FUSED one)
-    assert ours <= 2 * M * K + 2 * M * N + 8 * M + 2 * (N * K + 2 * K) + 1024, ours
+    # ours: x (float32 where the library takes the mix, else centred in 16 bits), mean and
+    # rstd, the 16-bit weight the op reads again, the float32 LayerNorm parameters or their
+    # 16-bit copies, and y where the library's backward reads it (lnl_backward_wants_y:
+    # Hopper's FUSED one)
+    x_bytes = 4 * M * K if _mixed(device, dtype) else 2 * M * K
+    assert ours <= x_bytes + 2 * M * N + 8 * M + 2 * N * K + 8 * K + 1024, ours
     # eager: float32 x for the LayerNorm, its 16-bit output for the GEMM, and more
     assert eager >= 6 * M * K and ours < eager
 
