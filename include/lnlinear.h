@@ -43,8 +43,10 @@
 extern "C" {
 #endif
 
+/* 0.2: lnl_problem gained ln_float32 (its size changed: rebuild callers against this header;
+ * a zero-initialized problem means what it meant in 0.1). */
 #define LNL_VERSION_MAJOR 0
-#define LNL_VERSION_MINOR 1
+#define LNL_VERSION_MINOR 2
 #define LNL_VERSION_PATCH 0
 
 #if defined(__GNUC__)

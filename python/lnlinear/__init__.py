@@ -16,7 +16,7 @@ from .functional import layernorm_linear
 from .fuse import FusionError, fuse_
 from .module import LayerNormLinear
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "layernorm_linear", "LayerNormLinear", "fuse_", "FusionError", "LnlError",

@@ -93,7 +93,7 @@ def _find_library():
     exact = os.path.join(here, "liblnlinear.so")
     if os.path.isfile(exact):
         return exact
-    # An install may ship only the versioned names (liblnlinear.so.0, .so.0.1.0).
+    # An install may ship only the versioned names (liblnlinear.so.0, .so.0.2.0).
     found = sorted(glob.glob(os.path.join(here, "liblnlinear.so*")))
     if found:
         return found[0]
