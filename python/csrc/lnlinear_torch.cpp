@@ -127,18 +127,21 @@ lnl_dtype lnl_dtype_of(at::ScalarType t) {
     }
 }
 
-// The lnl_problem of x [M, K] with N outputs, as ops.py's _call_for builds it: the
+// The lnl_problem of x [M, K] with N outputs and the linear in dtype gd, as ops.py's
+// _call_for builds it: ln_float32 where gd is not x's dtype (the mix, ops.mixed_ok); the
 // current stream of x's GPU (asked through c10's device-guard registry, so this file
 // needs neither CUDA headers nor c10_cuda), or torch's intra-op thread count on the CPU
 // so torch.set_num_threads governs both.
-lnl_problem problem_of(const at::Tensor &x, int64_t N, double eps, int64_t strategy) {
+lnl_problem problem_of(const at::Tensor &x, int64_t N, at::ScalarType gd, double eps,
+                       int64_t strategy) {
     lnl_problem p;
     std::memset(&p, 0, sizeof p);
     p.rows = x.size(0);
     p.in_features = x.size(1);
     p.out_features = N;
     p.eps = eps;
-    p.dtype = lnl_dtype_of(x.scalar_type());
+    p.dtype = lnl_dtype_of(gd);
+    p.ln_float32 = gd != x.scalar_type();
     p.strategy = static_cast<lnl_strategy>(strategy);
     const c10::Device dev = x.device();
     if (dev.is_cuda()) {
@@ -305,19 +308,20 @@ ForwardOut forward_body(const at::Tensor &x_in, const std::optional<at::Tensor> 
     at::Tensor w = linear_weight_in.contiguous(), b = contig(linear_bias_in);
     const int64_t M = x.size(0), K = x.size(1), N = w.size(0);
     const c10::Device dev = x.device();
+    const at::ScalarType gd = w.scalar_type(); // y's and ln_out's (x's but in a mixed call)
     ForwardOut o;
-    o.y = at::empty({M, N}, x.options());
+    o.y = at::empty({M, N}, x.options().dtype(gd));
     if (stats) {
-        auto acc = x.options().dtype(acc_type(x.scalar_type()));
+        auto acc = x.options().dtype(acc_type(gd));
         o.mean = at::empty({M}, acc);
         o.rstd = at::empty({M}, acc);
     }
-    if (keep_ln_out) o.ln_out = at::empty({M, K}, x.options());
+    if (keep_ln_out) o.ln_out = at::empty({M, K}, x.options().dtype(gd));
     if (M == 0) return o;
     // The library works on the current device: make x's current for the call.
     c10::OptionalDeviceGuard guard;
     if (dev.is_cuda()) guard.reset_device(dev);
-    lnl_problem p = problem_of(x, N, eps, strategy);
+    lnl_problem p = problem_of(x, N, gd, eps, strategy);
     size_t ws_bytes = 0;
     at::Tensor ws = workspace(p, 0, dev, &ws_bytes);
     lnl_status st =
@@ -346,7 +350,8 @@ class LayerNormLinearFn : public torch::autograd::Function<LayerNormLinearFn> {
                                (ln_bias.has_value() && ln_bias->defined());
         const bool keep_y = !keep_ln_out && ctx->needs_input_grad(0) &&
                             ctx->needs_input_grad(w_edge) &&
-                            ask(problem_of(x, linear_weight.size(0), eps, strategy),
+                            ask(problem_of(x, linear_weight.size(0),
+                                           linear_weight.scalar_type(), eps, strategy),
                                 kBackwardWantsY) != 0;
         // What LayerNormLinearFunction saves: x, the parameters, mean, rstd, ln_out only
         // when kept, y and linear_bias only when keep_y (undefined tensors save as undefined).
@@ -389,15 +394,17 @@ class LayerNormLinearFn : public torch::autograd::Function<LayerNormLinearFn> {
             if (!need[i]) continue;
             std::vector<int64_t> shape{shapes[i][0]};
             if (shapes[i][1] >= 0) shape.push_back(shapes[i][1]);
+            // each in its input's dtype: x's side, then the linear's (one dtype but in a
+            // mixed call)
+            const auto opts = i < 3 ? xc.options() : wc.options();
             // An empty batch: nothing flowed in, the parameter gradients are zero.
-            out[i] =
-                (M == 0 && i > 0) ? at::zeros(shape, xc.options()) : at::empty(shape, xc.options());
+            out[i] = (M == 0 && i > 0) ? at::zeros(shape, opts) : at::empty(shape, opts);
         }
         if (M == 0) return out;
         const c10::Device dev = xc.device();
         c10::OptionalDeviceGuard guard;
         if (dev.is_cuda()) guard.reset_device(dev);
-        lnl_problem p = problem_of(xc, N, ctx->saved_data["eps"].toDouble(),
+        lnl_problem p = problem_of(xc, N, wc.scalar_type(), ctx->saved_data["eps"].toDouble(),
                                    ctx->saved_data["strategy"].toInt());
         size_t ws_bytes = 0;
         at::Tensor ws = workspace(p, 1, dev, &ws_bytes);
@@ -451,14 +458,18 @@ bool operands_ok(const at::Tensor &x, const std::optional<at::Tensor> &ln_weight
     const bool dtype_ok = dev.is_cpu()    ? t == at::kFloat || t == at::kDouble || half
                           : dev.is_cuda() ? t == at::kFloat || half
                                           : false;
+    // ops.mixed_ok: on the CPU, a float32 x (and LayerNorm parameters) beside a bf16/f16 linear
+    const at::ScalarType gt = w.scalar_type();
+    const bool mixed_ok = dev.is_cpu() && t == at::kFloat && (gt == at::kBFloat16 || gt == at::kHalf);
     const int64_t K = x.size(1), N = w.size(0);
-    if (!dtype_ok || K < 1 || N < 1 || w.size(1) != K || w.scalar_type() != t || w.device() != dev)
+    if (!dtype_ok || K < 1 || N < 1 || w.size(1) != K || (gt != t && !mixed_ok) ||
+        w.device() != dev)
         return false;
-    auto vector_ok = [&](const std::optional<at::Tensor> &v, int64_t n) {
+    auto vector_ok = [&](const std::optional<at::Tensor> &v, int64_t n, at::ScalarType vt) {
         return !v.has_value() || !v->defined() ||
-               (v->dim() == 1 && v->size(0) == n && v->scalar_type() == t && v->device() == dev);
+               (v->dim() == 1 && v->size(0) == n && v->scalar_type() == vt && v->device() == dev);
     };
-    return vector_ok(ln_weight, K) && vector_ok(ln_bias, K) && vector_ok(linear_bias, N);
+    return vector_ok(ln_weight, K, t) && vector_ok(ln_bias, K, t) && vector_ok(linear_bias, N, gt);
 }
 
 // y = LayerNormLinear(...): through the autograd Function when anything will be

@@ -87,6 +87,26 @@ def test_bitwise_equal_to_python_path(device, dtype, recompute, affine, lead):
         assert_close_to_ref(cpp[name], own_g[name], ref_g[name], dtype, name)
 
 
+@pytest.mark.parametrize("linear_dtype", [torch.bfloat16, torch.float16], ids=dtype_id)
+@pytest.mark.parametrize("recompute", [True, False])
+@pytest.mark.parametrize("affine", ["all", "no_ln_affine", "no_linear_bias"])
+def test_mixed_call_bitwise_equal_to_python_path(linear_dtype, recompute, affine):
+    # the CPU's one mix (ops.mixed_ok): float32 x and LayerNorm parameters, the linear in 16
+    # bits; y and the linear's gradients in its dtype, the rest float32, both nodes alike
+    inputs, dy = make_inputs((3, 11), 40, 24, torch.float32, "cpu",
+                             ln_affine=affine != "no_ln_affine",
+                             linear_bias=affine != "no_linear_bias")
+    inputs[3:] = [None if t is None else t.to(linear_dtype) for t in inputs[3:]]
+    dy = dy.to(linear_dtype)
+    cpp, py = _both(lambda: _run(inputs, dy, [True] * 5, recompute=recompute))
+    _assert_bitwise(cpp, py, f"mixed {linear_dtype} recompute={recompute} {affine}")
+    assert cpp["y"].dtype == linear_dtype and cpp["x"].dtype == torch.float32
+    assert cpp["linear_weight"].dtype == linear_dtype
+    with eager_node(True):
+        x = inputs[0].detach().requires_grad_()
+        assert _node(lnlinear.layernorm_linear(x, *inputs[1:])) == CPP_NODE
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("strategy", ["auto", "fused", "unfused", "reference"])
 def test_eps_and_strategy_reach_the_library(device, strategy):
@@ -372,6 +392,17 @@ def test_op_checks_its_operands_itself():
                              for t in half[1:]]
         with pytest.raises(ValueError, match="operands rejected"):
             op(*mixed, 1e-5, False, 0)
+        # the one mix it takes (ops.mixed_ok): float32 x, ln_weight, ln_bias beside a 16-bit
+        # linear; a LayerNorm parameter in 16 bits, or a bias apart from the weight, it refuses
+        good = inputs[:3] + half[3:]
+        y = op(*good, 1e-5, False, 0)
+        assert y.shape == (4, 6) and y.dtype == dtype
+        other = torch.float16 if dtype == torch.bfloat16 else torch.bfloat16
+        for index, t in ((1, half[1]), (2, half[2]), (4, half[4].to(other))):
+            args = list(good)
+            args[index] = t
+            with pytest.raises(ValueError, match="operands rejected"):
+                op(*args, 1e-5, False, 0)
 
 
 def test_fast_path_leaves_the_checks_to_the_op(monkeypatch):
