@@ -143,8 +143,8 @@ def check_operands(x, ln_weight, ln_bias, linear_weight, linear_bias):
                 raise TypeError(f"{name} has dtype {_dtype_name(t.dtype)} but linear_weight has "
                                 f"dtype {_dtype_name(linear_weight.dtype)}")
         elif t.dtype != x.dtype:
-            mix = (f" (or, on the CPU, x, ln_weight and ln_bias in float32 with linear_weight "
-                   f"and linear_bias in bfloat16 or float16)" if linear_side else "")
+            mix = (" (or, on the CPU, x, ln_weight and ln_bias in float32 with linear_weight "
+                   "and linear_bias in bfloat16 or float16)" if linear_side else "")
             raise TypeError(f"{name} has dtype {_dtype_name(t.dtype)} but x has dtype "
                             f"{_dtype_name(x.dtype)}; all tensors must share one dtype{mix}")
 
