@@ -228,9 +228,9 @@ def _call_for(x, N, eps, strategy, gd=None):
     return c
 
 
-def _problem(x, N, eps, strategy, gd=None):
+def _problem(x, N, eps, strategy):
     """The lnl_problem of a call on x [M, K] with N outputs (cached; read-only)."""
-    return _call_for(x, N, eps, strategy, gd).p
+    return _call_for(x, N, eps, strategy).p
 
 
 def _mix(x, linear_weight):
@@ -453,7 +453,7 @@ def backward_body(dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out, 
         for t in (dlnw, dlnb, dw, db):
             t.zero_()
         return dx, dlnw, dlnb, dw, db
-    c = _call_for(x, N, eps, strategy, None if gd == dt else gd)
+    c = _call_for(x, N, eps, strategy, _mix(x, linear_weight))
     with _device_guard(dev):
         ws, ws_bytes = _workspace(c, 1, dev)
         args = _clib.BackwardArgs(
