@@ -1,6 +1,9 @@
 """Shared test helpers: inputs that can catch bugs, a float64 reference, error metric."""
 
 import contextlib
+import os
+import subprocess
+import sys
 
 import torch
 import torch.nn.functional as F
@@ -94,3 +97,12 @@ def eager_node(cpp):
         yield
     finally:
         _cpp.set_devices(previous)
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def bench_stdout(script, *args):
+    """What bench/<script> prints, run with this Python and environment (it must exit 0)."""
+    return subprocess.run([sys.executable, os.path.join(ROOT, "bench", script), *args],
+                          capture_output=True, text=True, check=True, env=os.environ).stdout

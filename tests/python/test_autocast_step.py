@@ -1,16 +1,11 @@
 """bench/autocast_step.py runs and prints its rows (a tiny shape: the script, not timings)."""
-import os
-import subprocess
-import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from _util import bench_stdout
 
 
 def test_prints_every_way():
-    out = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "bench", "autocast_step.py"), "--shape", "64,32,16",
-         "--rounds", "1", "--steps", "1", "--uncentred", "--centred"],
-        capture_output=True, text=True, check=True, env=os.environ).stdout
+    out = bench_stdout("autocast_step.py", "--shape", "64,32,16", "--rounds", "1", "--steps", "1",
+                       "--uncentred", "--centred")
     rows = [line.split() for line in out.splitlines() if line.startswith(" ") and "64,32,16" in line]
     ways = [" ".join(r[1:3]) for r in rows]
     assert ways == ["eager autocast", "lnlinear autocast", "lnlinear float32", "x uncentred",

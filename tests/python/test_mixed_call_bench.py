@@ -1,16 +1,11 @@
 """bench/mixed_call.py runs and prints both rows (a tiny shape: the script, not timings)."""
-import os
-import subprocess
-import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from _util import bench_stdout
 
 
 def test_prints_both_ways():
-    out = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "bench", "mixed_call.py"), "--shape", "32,16,8",
-         "--rounds", "1", "--steps", "1", "--dtype", "f16"],
-        capture_output=True, text=True, check=True, env=os.environ).stdout
+    out = bench_stdout("mixed_call.py", "--shape", "32,16,8", "--rounds", "1", "--steps", "1",
+                       "--dtype", "f16")
     rows = [line.split() for line in out.splitlines() if "32,16,8" in line]
     assert [r[1] for r in rows] == ["float32", "f16"]
     assert all(float(v) > 0 for r in rows for v in r[2:])
