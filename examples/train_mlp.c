@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lnlinear.h"
+#include "example_util.h"
 
 enum { LAYERS = 3, BATCH = 64, DATA = 2048, STEPS = 3000 };
 static const int dims[LAYERS + 1] = {16, 48, 48, 1};
@@ -22,28 +22,7 @@ typedef struct {
     float *out, *mean, *rstd;         /* forward: pre-activation [BATCH, out], statistics */
 } layer;
 
-static void check(lnl_status st, const char *what) {
-    if (st != LNL_STATUS_SUCCESS) {
-        fprintf(stderr, "%s: %s (%s)\n", what, lnl_status_string(st), lnl_last_error());
-        exit(2);
-    }
-}
-
-static float *alloc(size_t n) {
-    float *p = calloc(n, sizeof(float));
-    if (!p) exit(2);
-    return p;
-}
-
-static unsigned long long rng_state = 88172645463325252ull;
-static float randn(void) {
-    double u[2];
-    for (int i = 0; i < 2; i++) {
-        rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
-        u[i] = ((rng_state >> 11) + 0.5) * 0x1.0p-53;
-    }
-    return (float)(sqrt(-2.0 * log(u[0])) * cos(6.283185307179586 * u[1]));
-}
+static float *alloc(size_t n) { return alloc_zeroed(n, sizeof(float)); }
 
 static void layer_init(layer *l, int in, int out, float weight_scale) {
     memset(l, 0, sizeof *l);

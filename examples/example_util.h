@@ -1,0 +1,40 @@
+/* What the example programs share: a status check that exits, a zeroing allocator that
+ * exits, and a seeded normal sampler (so every run trains on the same numbers). */
+#ifndef LNL_EXAMPLE_UTIL_H
+#define LNL_EXAMPLE_UTIL_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "lnlinear.h"
+
+/* The library never prints or exits; an example may. */
+static void check(lnl_status st, const char *what) {
+    if (st != LNL_STATUS_SUCCESS) {
+        fprintf(stderr, "%s: %s (%s)\n", what, lnl_status_string(st), lnl_last_error());
+        exit(2);
+    }
+}
+
+static void *alloc_zeroed(size_t count, size_t size) {
+    void *p = calloc(count, size);
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+/* xorshift64 feeding Box-Muller. */
+static unsigned long long rng_state = 88172645463325252ull;
+static float randn(void) {
+    double u[2];
+    for (int i = 0; i < 2; i++) {
+        rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+        u[i] = ((rng_state >> 11) + 0.5) * 0x1.0p-53;
+    }
+    return (float)(sqrt(-2.0 * log(u[0])) * cos(6.283185307179586 * u[1]));
+}
+
+#endif
