@@ -44,7 +44,9 @@ extern "C" {
 #endif
 
 /* 0.2: lnl_problem gained ln_float32 (its size changed: rebuild callers against this header;
- * a zero-initialized problem means what it meant in 0.1). */
+ * a zero-initialized problem means what it meant in 0.1). Before 1.0 the soname carries the
+ * minor version (liblnlinear.so.0.2), so a program linked against 0.1 fails to load this
+ * library rather than pass it a shorter struct. */
 #define LNL_VERSION_MAJOR 0
 #define LNL_VERSION_MINOR 2
 #define LNL_VERSION_PATCH 0

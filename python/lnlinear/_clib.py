@@ -54,8 +54,13 @@ _STATUS_EXCEPTIONS = {
 }
 
 
+# The library version whose lnl_problem the Problem below mirrors. Before 1.0 a minor
+# version may change the struct (0.2 added ln_float32), so major and minor must match.
+ABI_VERSION = (0, 2)
+
+
 class Problem(ctypes.Structure):
-    """struct lnl_problem; C enums are int-sized on every ABI we build for."""
+    """struct lnl_problem (ABI_VERSION's); C enums are int-sized on every ABI we build for."""
 
     _fields_ = [
         ("rows", ctypes.c_int64),
@@ -93,7 +98,7 @@ def _find_library():
     exact = os.path.join(here, "liblnlinear.so")
     if os.path.isfile(exact):
         return exact
-    # An install may ship only the versioned names (liblnlinear.so.0, .so.0.2.0).
+    # An install may ship only the versioned names (liblnlinear.so.0.2, .so.0.2.0).
     found = sorted(glob.glob(os.path.join(here, "liblnlinear.so*")))
     if found:
         return found[0]
@@ -101,6 +106,18 @@ def _find_library():
         "lnlinear: cannot find liblnlinear.so. Install the package with `pip install .` "
         "at the repository root (it builds and ships the library), or build it with CMake "
         "and set LNLINEAR_LIBRARY=/path/to/liblnlinear.so")
+
+
+def abi_mismatch(found):
+    """Why a library of version `found` (major, minor, patch) cannot be driven through this
+    binding, or None where it can."""
+    major, minor = found[0], found[1]
+    if major == ABI_VERSION[0] and (major > 0 or minor == ABI_VERSION[1]):
+        return None
+    want = ".".join(map(str, ABI_VERSION))
+    return (f"the library is version {'.'.join(map(str, found))} but this binding was written "
+            f"for {want}.x, whose lnl_problem may differ: rebuild the library from this "
+            f"checkout or point LNLINEAR_LIBRARY at a {want} build")
 
 
 def _load():
@@ -134,6 +151,11 @@ def _load():
             raise ImportError(f"lnlinear: {path} does not export {name}") from e
         fn.restype = res
         fn.argtypes = args
+    found = [ctypes.c_int(-1) for _ in range(3)]
+    handle.lnl_version(*(ctypes.byref(v) for v in found))
+    why = abi_mismatch(tuple(v.value for v in found))
+    if why:
+        raise ImportError(f"lnlinear: {path}: {why}")
     return path, handle
 
 

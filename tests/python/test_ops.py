@@ -172,7 +172,19 @@ def test_library_enums_match_header():
     sizes = {_clib.DTYPE_F32: 4, _clib.DTYPE_F64: 8, _clib.DTYPE_BF16: 2, _clib.DTYPE_F16: 2}
     for code, size in sizes.items():
         assert _clib.lib.lnl_dtype_size(code) == size
-    assert lnlinear.library_version() >= (0, 1, 0)
+    assert lnlinear.library_version()[:2] == _clib.ABI_VERSION
+
+
+def test_binding_refuses_another_abi():
+    # The ctypes Problem mirrors one version's struct; a library of another 0.x minor (or
+    # another major) would read it wrongly, so loading one is refused with both versions.
+    from lnlinear import _clib
+    major, minor = _clib.ABI_VERSION
+    assert _clib.abi_mismatch((major, minor, 0)) is None
+    assert _clib.abi_mismatch((major, minor, 7)) is None
+    for other in [(major, minor - 1, 0), (major, minor + 1, 0), (major + 1, minor, 0)]:
+        why = _clib.abi_mismatch(other)
+        assert why and ".".join(map(str, other)) in why and f"{major}.{minor}" in why
 
 
 def _custom_op_path(inputs, recompute):
