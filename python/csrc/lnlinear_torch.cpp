@@ -27,9 +27,15 @@
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/layer_norm.h>
+#include <ATen/ops/linear.h>
+#include <ATen/ops/sum.h>
 #include <ATen/ops/zeros.h>
+#include <ATen/ops/zeros_like.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
 
@@ -331,6 +337,36 @@ ForwardOut forward_body(const at::Tensor &x_in, const std::optional<at::Tensor> 
     return o;
 }
 
+// backward(create_graph=True): gradients autograd can differentiate again, formed from
+// ATen's own LayerNorm and linear recomputed on the saved inputs; the library's would be
+// constants to autograd (python/lnlinear/double_backward.py says why, with the same ops).
+// need[i]: x, ln_weight, ln_bias, linear_weight, linear_bias.
+variable_list differentiable_gradients(const at::Tensor &dy, const at::Tensor &x,
+                                       const at::Tensor &lnw, const at::Tensor &lnb,
+                                       const at::Tensor &w, double eps, const bool need[5]) {
+    auto opt = [](const at::Tensor &t) {
+        return t.defined() ? std::optional<at::Tensor>(t) : std::optional<at::Tensor>();
+    };
+    // the recomputation runs in the saved dtypes, never autocast's
+    c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
+    const at::Tensor ln = at::layer_norm(x, {x.size(-1)}, opt(lnw), opt(lnb), eps);
+    const at::Tensor y = at::linear(ln.to(w.scalar_type()), w);
+    const at::Tensor inputs[4] = {x, lnw, lnb, w};
+    variable_list wrt, got, out(8);
+    for (int i = 0; i < 4; ++i)
+        if (need[i]) wrt.push_back(inputs[i]);
+    if (!wrt.empty())
+        got = torch::autograd::grad({y}, wrt, {dy}, /*retain_graph=*/true, /*create_graph=*/true,
+                                    /*allow_unused=*/true);
+    for (int i = 0, j = 0; i < 4; ++i)
+        if (need[i]) {
+            out[i] = got[j].defined() ? got[j] : at::zeros_like(inputs[i]);
+            ++j;
+        }
+    if (need[4]) out[4] = dy.sum(0);
+    return out;
+}
+
 class LayerNormLinearFn : public torch::autograd::Function<LayerNormLinearFn> {
   public:
     static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x,
@@ -383,6 +419,9 @@ class LayerNormLinearFn : public torch::autograd::Function<LayerNormLinearFn> {
         }
         variable_list out(8); // one per forward argument; undefined = no gradient
         if (!any) return out;
+        if (at::GradMode::is_enabled()) // grad mode is on in a backward only with create_graph
+            return differentiable_gradients(grads[0], x, lnw, lnb, w,
+                                            ctx->saved_data["eps"].toDouble(), need);
 
         const at::Tensor dy = grads[0].contiguous();
         const at::Tensor xc = x.contiguous(), lnwc = contig(lnw), lnbc = contig(lnb);

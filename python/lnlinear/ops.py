@@ -23,6 +23,7 @@ import torch
 from torch import Tensor
 
 from . import _clib, _cpp
+from .double_backward import differentiable_gradients
 
 __all__ = ["STRATEGIES", "SUPPORTED_DTYPES", "check_operands", "cpp_autograd_available"]
 
@@ -517,8 +518,13 @@ def _gradients(ctx, dy, backward_fn):
     if not any(needs):
         return (None,) * 8
     x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out, y, linear_bias = ctx.saved_tensors
-    grads = backward_fn(dy.contiguous(), x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out,
-                        ctx.eps, ctx.strategy, needs, y, linear_bias)
+    if torch.is_grad_enabled():
+        # backward(create_graph=True): gradients autograd can differentiate again, from
+        # PyTorch's own ops (double_backward.py); the library's would be constants to it
+        grads = differentiable_gradients(dy, x, ln_weight, ln_bias, linear_weight, ctx.eps, needs)
+    else:
+        grads = backward_fn(dy.contiguous(), x, ln_weight, ln_bias, linear_weight, mean, rstd,
+                            ln_out, ctx.eps, ctx.strategy, needs, y, linear_bias)
     return tuple(g if n else None for g, n in zip(grads, needs)) + (None, None, None)
 
 
