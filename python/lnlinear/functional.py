@@ -3,6 +3,8 @@
 import math
 
 import torch
+import torch.nn.functional as F
+from torch.autograd import forward_ad as _fwad
 
 from . import _cpp
 from . import autocast as _autocast
@@ -12,6 +14,14 @@ from .ops import (STRATEGIES, LayerNormLinearFunction, check_operands, eager_fas
 # Resolved once: torch.ops attribute lookup and overload resolution cost per call.
 _forward_op = torch.ops.lnlinear.forward.default
 _autocast_on = _autocast._any_enabled
+
+
+def _tangents_in(*tensors):
+    """Whether forward-mode AD is on (a dual_level is open) and an operand carries a
+    tangent. The library's calls would drop it: such a call runs on PyTorch's ops."""
+    if getattr(_fwad, "_current_level", -1) < 0:  # the usual case: one global read
+        return False
+    return any(t is not None and _fwad.unpack_dual(t).tangent is not None for t in tensors)
 
 __all__ = ["layernorm_linear"]
 
@@ -51,6 +61,9 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
     as for any function that saves its output. Clone y first to change it in place.
     strategy: "auto" (default), "fused", "unfused" or "reference" (CPU only, any dtype),
     for tests and benchmarks. Returns y of shape [..., N].
+    Higher-order and forward-mode derivatives, which the library does not form, come from
+    PyTorch's own ops: a backward with create_graph=True (double_backward.py), and a call
+    with a forward-mode dual operand (torch.autograd.forward_ad).
     """
     if _autocast_on():
         # under torch.autocast: the operands in autocast's dtype (the linear's alone where
@@ -61,13 +74,15 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
             x, ln_weight, ln_bias, linear_weight, linear_bias = _autocast.cast_operands(
                 x, ln_weight, ln_bias, linear_weight, linear_bias, d)
     code = STRATEGIES.get(strategy) if isinstance(strategy, str) else None
+    dual = _tangents_in(x, ln_weight, ln_bias, linear_weight, linear_bias)
     # The fast path: plain tensors in plain eager mode on a device the C++ op serves, every
     # other argument valid. The op checks the tensors itself, in C++, which is cheaper than
     # check_operands here (a training forward at 16,8,16 on a CPU 12.6-12.9 -> 10.1-10.2 us,
     # bench/python_overhead.py --paths, session 43); where it rejects them, check_operands
     # names the argument. Anything else takes the general path below, which checks in
     # Python first, in the order the error messages promise.
-    if (_cpp.serves and code is not None and type(recompute) is bool and type(eps) is float
+    if (_cpp.serves and not dual and code is not None and type(recompute) is bool
+            and type(eps) is float
             and 0 < eps < math.inf
             and eager_fast_path_ok(x, ln_weight, ln_bias, linear_weight, linear_bias)
             and x.device.type in _cpp.serves):
@@ -92,7 +107,12 @@ def layernorm_linear(x, ln_weight, ln_bias, linear_weight, linear_bias=None, eps
     if code is None:
         raise ValueError(f"strategy must be one of {sorted(STRATEGIES)}, got {strategy!r}")
     x2 = _rows(x, x.dim())
-    if eager_fast_path_ok(x2, ln_weight, ln_bias, linear_weight, linear_bias):
+    if dual:
+        # forward-mode AD: the same computation in PyTorch's ops, which carry tangents (and
+        # reverse-mode gradients); eager's speed and memory (LN(x) is kept)
+        ln = F.layer_norm(x2, (x2.shape[-1],), ln_weight, ln_bias, eps)
+        y = F.linear(ln.to(linear_weight.dtype), linear_weight, linear_bias)
+    elif eager_fast_path_ok(x2, ln_weight, ln_bias, linear_weight, linear_bias):
         # both eager bodies make their operands contiguous themselves
         if x2.device.type in _cpp.serves:
             # One C++ call: it decides itself whether to build the autograd node (whose

@@ -1,8 +1,13 @@
-"""Gradients of gradients (backward with create_graph=True) through every autograd path:
-the C++ node, the Python node and the custom op (what torch.compile and dispatch modes
-take). The library's backward has no derivative, so with create_graph=True the gradients
-come from PyTorch's own ops (lnlinear/double_backward.py); before that they came back as
-constants and a gradient penalty through the layer silently lost its terms.
+"""Derivatives the library's kernels do not form, which used to vanish silently.
+
+Gradients of gradients (backward with create_graph=True) through every autograd path: the
+C++ node, the Python node and the custom op (what torch.compile and dispatch modes take).
+The library's backward has no derivative, so with create_graph=True the gradients come from
+PyTorch's own ops (lnlinear/double_backward.py); before, they came back as constants and a
+gradient penalty through the layer lost its terms.
+
+Forward-mode AD (torch.autograd.forward_ad): a call with a dual operand runs on PyTorch's
+ops (functional.py); before, y came back without a tangent.
 """
 
 import pytest
@@ -164,3 +169,63 @@ def test_first_order_backward_stays_on_the_library(monkeypatch, how):
     assert not calls
     for a, b in zip(grads("cpp"), py):
         assert torch.equal(a, b)
+
+
+def _jvp(fn, inputs, tangents):
+    import torch.autograd.forward_ad as fwad
+    with fwad.dual_level():
+        duals = [None if t is None else (t if d is None else fwad.make_dual(t, d))
+                 for t, d in zip(inputs, tangents)]
+        y = fn(*duals)
+        return fwad.unpack_dual(y).primal.clone(), fwad.unpack_dual(y).tangent
+
+
+@pytest.mark.parametrize("path", ["cpp", "py"])
+@pytest.mark.parametrize("which", ["x_only", "all"])
+@pytest.mark.parametrize("lead", [(6,), (2, 3)], ids=["2d", "3d"])
+def test_forward_mode_tangent_matches_eager(path, which, lead):
+    inputs, _ = make_inputs(lead, 9, 5, torch.float64, "cpu")
+    tangents = [None if t is None or (which == "x_only" and i > 0) else torch.randn_like(t)
+                for i, t in enumerate(inputs)]
+    y, ty = _jvp(lambda *a: _call(path, *a), inputs, tangents)
+    ye, te = _jvp(torch_forward, inputs, tangents)
+    assert ty is not None, "y came back without a tangent"
+    torch.testing.assert_close(ty, te, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(y, ye, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("path", ["cpp", "py"])
+def test_gradcheck_forward_mode(path):
+    inputs, _ = make_inputs((4,), 6, 3, torch.float64, "cpu")
+    ins = tuple(_leaves(inputs))
+    assert torch.autograd.gradcheck(lambda *a: _call(path, *a), ins, check_forward_ad=True)
+
+
+def test_forward_mode_mixed_call():
+    # float32 x with a bf16 linear: the tangent in the linear's dtype, as eager's
+    inputs, _ = make_inputs((8,), 16, 12, torch.float32, "cpu")
+    inputs[3], inputs[4] = inputs[3].bfloat16(), inputs[4].bfloat16()
+    tangents = [torch.randn_like(inputs[0])] + [None] * 4
+
+    def eager(x, lnw, lnb, w, b):
+        ln = torch.nn.functional.layer_norm(x, (x.shape[-1],), lnw, lnb, 1e-5)
+        return torch.nn.functional.linear(ln.to(w.dtype), w, b)
+
+    _, ty = _jvp(lambda *a: _call("cpp", *a), inputs, tangents)
+    _, te = _jvp(eager, inputs, tangents)
+    assert ty.dtype == torch.bfloat16
+    assert torch.equal(ty, te)
+
+
+def test_no_dual_level_keeps_the_library():
+    # outside forward-mode AD (or inside a dual level with no dual operand) the call is
+    # the library's: bitwise what the Python node gives, not PyTorch's ops
+    import torch.autograd.forward_ad as fwad
+    inputs, _ = make_inputs((32,), 48, 40, torch.float32, "cpu")
+    with torch.no_grad():
+        plain = lnlinear.layernorm_linear(*inputs)
+        with fwad.dual_level():
+            inside = lnlinear.layernorm_linear(*inputs)
+        eager = torch_forward(*inputs)
+    assert torch.equal(plain, inside)
+    assert not torch.equal(plain, eager)  # (else this test could not tell the two apart)
