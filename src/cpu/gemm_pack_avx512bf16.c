@@ -68,6 +68,17 @@ static void pack_lines(uint16_t *dst, int L, const uint16_t *const *src, const f
     }
 }
 
+/* out[2k] = first[k], out[2k+1] = second[k]: value k of rows p and p + 1 side by side */
+static void pair_indices(__m512i *lo_idx, __m512i *hi_idx) {
+    uint16_t lo[32], hi[32];
+    for (int k = 0; k < 16; k++) {
+        lo[2 * k] = (uint16_t)k, lo[2 * k + 1] = (uint16_t)(32 + k);
+        hi[2 * k] = (uint16_t)(16 + k), hi[2 * k + 1] = (uint16_t)(48 + k);
+    }
+    *lo_idx = _mm512_loadu_si512(lo);
+    *hi_idx = _mm512_loadu_si512(hi);
+}
+
 /* Depth rows contiguous along the panel: row p (< kc) holds the panel's cnt (<= L <= 32)
  * values at src + p * ld (or srcf + p * ld, a float operand); with xf, row p is normalized
  * by mean[p], rstd[p] and value j by gamma[j], beta[j]. */
@@ -79,17 +90,8 @@ static void pack_rows(uint16_t *dst, int L, const uint16_t *src, const float *sr
     __m512 g0 = _mm512_setzero_ps(), g1 = g0, b0 = g0, b1 = g0;
     if (xf && gamma) g0 = _mm512_maskz_loadu_ps(m0, gamma), g1 = _mm512_maskz_loadu_ps(m1, gamma + 16);
     if (xf && beta) b0 = _mm512_maskz_loadu_ps(m0, beta), b1 = _mm512_maskz_loadu_ps(m1, beta + 16);
-    /* out[2k] = first[k], out[2k+1] = second[k]: value k of rows p and p + 1 side by side */
     __m512i lo_idx, hi_idx;
-    {
-        uint16_t lo[32], hi[32];
-        for (int k = 0; k < 16; k++) {
-            lo[2 * k] = (uint16_t)k, lo[2 * k + 1] = (uint16_t)(32 + k);
-            hi[2 * k] = (uint16_t)(16 + k), hi[2 * k + 1] = (uint16_t)(48 + k);
-        }
-        lo_idx = _mm512_loadu_si512(lo);
-        hi_idx = _mm512_loadu_si512(hi);
-    }
+    pair_indices(&lo_idx, &hi_idx);
     const __mmask32 store_lo = 2 * L >= 32 ? 0xFFFFFFFFu : (1u << (2 * L)) - 1u;
     const __mmask32 store_hi = 2 * L >= 64 ? 0xFFFFFFFFu : 2 * L <= 32 ? 0u : (1u << (2 * L - 32)) - 1u;
     for (int64_t p = 0; p < kc; p += 2) {
@@ -116,6 +118,56 @@ static void pack_rows(uint16_t *dst, int L, const uint16_t *src, const float *sr
     }
 }
 
+/* pack_rows over `slivers` full slivers of width L (12 or 32) side by side (sliver s at
+ * dst + s * L * kp, source columns L s on): each pair of depth rows is walked across every
+ * sliver before the next pair. Sliver by sliver, the reads went down 24 or 64 bytes of
+ * each row, rows one or more pages apart (K = 4096 bf16: 8 KiB), which defeats the
+ * hardware prefetcher; along the rows they stream. Bitwise pack_rows' values. */
+static void pack_rows_panel(uint16_t *dst, int64_t kp, int L, int64_t slivers,
+                            const uint16_t *src, const float *srcf, int64_t ld, int64_t kc,
+                            const float *mean, const float *rstd, const float *gamma,
+                            const float *beta, int xf) {
+    __m512i lo_idx, hi_idx;
+    pair_indices(&lo_idx, &hi_idx);
+    const __mmask32 m = L >= 32 ? 0xFFFFFFFFu : (1u << L) - 1u;
+    const __mmask16 m0 = (__mmask16)m, m1 = (__mmask16)(m >> 16);
+    const __mmask32 store_lo = 2 * L >= 32 ? 0xFFFFFFFFu : (1u << (2 * L)) - 1u;
+    const __mmask32 store_hi = 2 * L >= 64 ? 0xFFFFFFFFu : 2 * L <= 32 ? 0u : (1u << (2 * L - 32)) - 1u;
+    __m512 g0 = _mm512_setzero_ps(), g1 = g0, b0 = g0, b1 = g0;
+    for (int64_t p = 0; p < kc; p += 2) {
+        const int two = p + 1 < kc;
+        __m512 mu[2], rs[2];
+        for (int t = 0; t < 2; t++) {
+            mu[t] = _mm512_set1_ps(xf && t <= two ? mean[p + t] : 0.0f);
+            rs[t] = _mm512_set1_ps(xf && t <= two ? rstd[p + t] : 0.0f);
+        }
+        for (int64_t sl = 0; sl < slivers; sl++) {
+            const int64_t j = L * sl;
+            if (xf && gamma) g0 = _mm512_maskz_loadu_ps(m0, gamma + j), g1 = _mm512_maskz_loadu_ps(m1, gamma + j + 16);
+            if (xf && beta) b0 = _mm512_maskz_loadu_ps(m0, beta + j), b1 = _mm512_maskz_loadu_ps(m1, beta + j + 16);
+            __m512i row[2];
+            for (int t = 0; t < 2; t++) {
+                row[t] = _mm512_setzero_si512();
+                if (t > two) continue;
+                const uint16_t *h = srcf ? NULL : src + (p + t) * ld + j;
+                const float *f = srcf ? srcf + (p + t) * ld + j : NULL;
+                if (!xf && !srcf) {
+                    row[t] = _mm512_maskz_loadu_epi16(m, h);
+                    continue;
+                }
+                __m256i a = bf16x16(h, f, mu[t], rs[t], g0, b0, gamma != NULL, beta != NULL, xf, m0);
+                __m256i c = bf16x16(h ? h + 16 : NULL, f ? f + 16 : NULL, mu[t], rs[t], g1, b1,
+                                    gamma != NULL, beta != NULL, xf, m1);
+                row[t] = _mm512_inserti64x4(_mm512_castsi256_si512(a), c, 1);
+            }
+            uint16_t *o = dst + sl * L * kp + p * L;
+            _mm512_mask_storeu_epi16(o, store_lo, _mm512_permutex2var_epi16(row[0], lo_idx, row[1]));
+            if (store_hi)
+                _mm512_mask_storeu_epi16(o + 32, store_hi, _mm512_permutex2var_epi16(row[0], hi_idx, row[1]));
+        }
+    }
+}
+
 void lnl_pack_a_bf16_avx512(uint16_t *dst, const lnl_gemm_f32 *g, int64_t i0, int64_t mc,
                             int64_t p0, int64_t kc, int mr) {
     const lnl_xform_f32 *x = g->xa;
@@ -124,7 +176,14 @@ void lnl_pack_a_bf16_avx512(uint16_t *dst, const lnl_gemm_f32 *g, int64_t i0, in
         lnl_pack_a_bf16(dst, g, i0, mc, p0, kc, mr);
         return;
     }
-    for (int64_t ir = 0; ir < mc; ir += mr) {
+    int64_t first = 0; /* the first sliver left to the loop below */
+    if (g->csa != 1) { /* dy^T's form: rows of dy walked across every full sliver */
+        first = mc / mr * mr;
+        const int64_t at = i0 + p0 * g->csa;
+        pack_rows_panel(dst, kp, mr, mc / mr, g->a_half ? g->a_half + at : NULL,
+                        g->a_half ? NULL : g->a + at, g->csa, kc, NULL, NULL, NULL, NULL, 0);
+    }
+    for (int64_t ir = first; ir < mc; ir += mr) {
         const int mm = (int)(mc - ir < mr ? mc - ir : mr);
         uint16_t *d = dst + ir * kp;
         if (g->csa == 1) {
@@ -156,7 +215,16 @@ void lnl_pack_b_bf16_avx512(uint16_t *dst, const lnl_gemm_f32 *g, int64_t p0, in
         lnl_pack_b_bf16(dst, g, p0, kc, j0, nc, nr);
         return;
     }
-    for (int64_t jr = 0; jr < nc; jr += nr) {
+    int64_t first = 0; /* the first sliver left to the loop below */
+    if (g->csb == 1) {
+        first = nc / nr * nr;
+        const int64_t at = p0 * g->rsb + j0;
+        pack_rows_panel(dst, kp, nr, nc / nr, g->b_half ? g->b_half + at : NULL,
+                        g->b_half ? NULL : g->b + at, g->rsb, kc, x ? x->mean + p0 : NULL,
+                        x ? x->rstd + p0 : NULL, x && x->gamma ? x->gamma + j0 : NULL,
+                        x && x->beta ? x->beta + j0 : NULL, x != NULL);
+    }
+    for (int64_t jr = first; jr < nc; jr += nr) {
         const int nn = (int)(nc - jr < nr ? nc - jr : nr);
         const int64_t j = j0 + jr;
         uint16_t *d = dst + jr * kp;

@@ -236,7 +236,7 @@ static void check_bf16_panels(void) {
         for (int xf = 0; xf < 4; xf++) {
             lnl_xform_f32 t = {mean, rstd, xf == 2 ? NULL : gamma, xf == 3 ? NULL : beta};
             const lnl_xform_f32 *tx = xf ? &t : NULL;
-            for (int64_t mc = 1; mc <= 2 * mr + 1; mc += mr - 1)
+            for (int64_t mc = 1; mc <= 3 * mr + 1; mc += mr - 1) /* up to 2 full slivers and a part */
                 for (int64_t kc = 1; kc <= 37; kc += 9) { /* odd and even depths, tails of 16 */
                     const int64_t kp = (kc + 1) & ~(int64_t)1;
                     const size_t n = (size_t)((mc + mr - 1) / mr * mr * kp);
