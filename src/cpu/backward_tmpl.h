@@ -79,6 +79,15 @@ static void FN(bwd_rows_)(const lnl_par *par, const FN(bwd_ctx_) * c, int64_t ro
             int64_t gi = r / LNL_BWD_GROUP;
             const T *xr;
 #if HALF
+            /* 16-bit x: read and dx written in 16 bits, rounded once, in the same visit */
+            if (c->xhalf && lnl_cpu_isa_get()->ln_dx_colsums_half) {
+                lnl_cpu_isa_get()->ln_dx_colsums_half(
+                    a->dx ? (uint16_t *)a->dx + (row0 + r) * K : NULL, pg ? pg + gi * K : NULL,
+                    pb ? pb + gi * K : NULL, dxhat + r * K, (const uint16_t *)a->x + (row0 + r) * K,
+                    K, mean[row0 + r], rstd[row0 + r], c->gamma, r % LNL_BWD_GROUP == 0,
+                    a->p.dtype);
+                continue;
+            }
             if (c->xhalf) { /* widened into this thread's second row (the first takes dx) */
                 T *xw = w->rows + 2 * K * par->tid + K;
                 lnl_cpu_isa_get()->half_to_f32(xw, (const uint16_t *)a->x + (row0 + r) * K, K,

@@ -69,6 +69,11 @@ typedef struct lnl_cpu_isa {
      * optional). */
     void (*ln_dx_colsums_f32)(float *dx, float *pg, float *pb, const float *dxhat, const float *x,
                               int64_t k, float mean, float rstd, const float *gamma, int first);
+    /* The same for a 16-bit x and dx (kind BF16 or F16), each dx value the rounding of
+     * ln_dx_colsums_f32's on the widened row; NULL where ln_dx_colsums_f32 is. */
+    void (*ln_dx_colsums_half)(uint16_t *dx, float *pg, float *pb, const float *dxhat,
+                               const uint16_t *x, int64_t k, float mean, float rstd,
+                               const float *gamma, int first, lnl_dtype kind);
     /* 16-bit (bf16 / f16) runs to float and back (half.h): bitwise the portable ones. */
     void (*half_to_f32)(float *dst, const uint16_t *src, int64_t n, lnl_dtype kind);
     void (*f32_to_half)(uint16_t *dst, const float *src, int64_t n, lnl_dtype kind);
@@ -171,6 +176,9 @@ void lnl_ln_stats_f32_avx2(const float *x, int64_t k, float eps, float *mean, fl
 void lnl_ln_dx_colsums_f32_avx2(float *dx, float *pg, float *pb, const float *dxhat,
                                 const float *x, int64_t k, float mean, float rstd,
                                 const float *gamma, int first);
+void lnl_ln_dx_colsums_half_avx2(uint16_t *dx, float *pg, float *pb, const float *dxhat,
+                                 const uint16_t *x, int64_t k, float mean, float rstd,
+                                 const float *gamma, int first, lnl_dtype kind);
 void lnl_cpu_small_backward_f32(const lnl_bwd_args *a);
 void lnl_cpu_small_backward_f64(const lnl_bwd_args *a);
 

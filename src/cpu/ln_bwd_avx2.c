@@ -1,5 +1,7 @@
-/* AVX2 LayerNorm backward for one f32 row: dx, and this row's share of the dgamma /
- * dbeta column sums, in one visit of the row. The portable code reads x and dxhat
+/* AVX2 LayerNorm backward for one row: dx, and this row's share of the dgamma / dbeta
+ * column sums, in one visit of the row; x and dx in float, or in bf16 or f16 (read widened
+ * and written rounded where the row pass touches them: a 16-bit row needs no float copy
+ * of x and no float dx row rounded in a pass of its own). The portable code reads x and dxhat
  * once for dx (lnl_ln_dx_f32) and again, column-split, for the sums
  * (lnl_ln_colsums_f32); both passes are memory-bound (x comes from DRAM for large
  * problems), so vectorizing them alone gained nothing, while one visit saves a pass.
@@ -9,6 +11,7 @@
 #include <immintrin.h>
 
 #include "cpu.h"
+#include "half_avx2.h"
 
 #define LANES 16
 #define CHUNK 256
@@ -19,78 +22,56 @@ static float lanes_total(float tot[LANES]) {
     return tot[0];
 }
 
-/* Row means of g = dxhat * gamma and of g * xhat, summed as lnl_ln_dx_f32 does. */
-static void dx_means(const float *dxhat, const float *x, int64_t k, float mean, float rstd,
-                     const float *gamma, float *mg, float *mgx) {
-    const __m256 mu = _mm256_set1_ps(mean), rs = _mm256_set1_ps(rstd);
-    float tg[LANES] = {0}, tgx[LANES] = {0};
-    for (int64_t c = 0; c < k; c += CHUNK) {
-        int64_t n = k - c < CHUNK ? k - c : CHUNK, q = 0;
-        const float *d = dxhat + c, *xr = x + c, *gm = gamma ? gamma + c : NULL;
-        __m256 g0 = _mm256_setzero_ps(), g1 = g0, h0 = g0, h1 = g0;
-        for (; q + LANES <= n; q += LANES) {
-            __m256 a0 = _mm256_loadu_ps(d + q), a1 = _mm256_loadu_ps(d + q + 8);
-            if (gm) {
-                a0 = _mm256_mul_ps(a0, _mm256_loadu_ps(gm + q));
-                a1 = _mm256_mul_ps(a1, _mm256_loadu_ps(gm + q + 8));
-            }
-            __m256 x0 = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + q), mu), rs);
-            __m256 x1 = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + q + 8), mu), rs);
-            g0 = _mm256_add_ps(g0, a0);
-            g1 = _mm256_add_ps(g1, a1);
-            h0 = _mm256_add_ps(h0, _mm256_mul_ps(a0, x0));
-            h1 = _mm256_add_ps(h1, _mm256_mul_ps(a1, x1));
-        }
-        float ag[LANES], agx[LANES];
-        _mm256_storeu_ps(ag, g0);
-        _mm256_storeu_ps(ag + 8, g1);
-        _mm256_storeu_ps(agx, h0);
-        _mm256_storeu_ps(agx + 8, h1);
-        for (int l = 0; q < n; q++, l++) {
-            float g = gm ? d[q] * gm[q] : d[q];
-            ag[l] += g;
-            agx[l] += g * ((xr[q] - mean) * rstd);
-        }
-        for (int l = 0; l < LANES; l++) {
-            tg[l] += ag[l];
-            tgx[l] += agx[l];
-        }
-    }
-    *mg = lanes_total(tg) / (float)k;
-    *mgx = lanes_total(tgx) / (float)k;
-}
 
-void lnl_ln_dx_colsums_f32_avx2(float *dx, float *pg, float *pb, const float *dxhat,
-                                const float *x, int64_t k, float mean, float rstd,
-                                const float *gamma, int first) {
-    float mg = 0, mgx = 0;
-    if (dx) dx_means(dxhat, x, k, mean, rstd, gamma, &mg, &mgx);
-    const __m256 mu = _mm256_set1_ps(mean), rs = _mm256_set1_ps(rstd);
-    const __m256 vmg = _mm256_set1_ps(mg), vmgx = _mm256_set1_ps(mgx);
-    int64_t q = 0;
-    /* The three optional outputs are tested per vector: the tests are loop-invariant
-     * and the loop waits on memory anyway. */
-    for (; q + 8 <= k; q += 8) {
-        __m256 d = _mm256_loadu_ps(dxhat + q);
-        __m256 xh = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + q), mu), rs);
-        if (dx) {
-            __m256 g = gamma ? _mm256_mul_ps(d, _mm256_loadu_ps(gamma + q)) : d;
-            __m256 t = _mm256_sub_ps(_mm256_sub_ps(g, vmg), _mm256_mul_ps(xh, vmgx));
-            _mm256_storeu_ps(dx + q, _mm256_mul_ps(rs, t));
-        }
-        if (pg) {
-            __m256 v = _mm256_mul_ps(d, xh);
-            _mm256_storeu_ps(pg + q, first ? v : _mm256_add_ps(_mm256_loadu_ps(pg + q), v));
-        }
-        if (pb) _mm256_storeu_ps(pb + q, first ? d : _mm256_add_ps(_mm256_loadu_ps(pb + q), d));
-    }
-    for (; q < k; q++) {
-        float d = dxhat[q], xh = (x[q] - mean) * rstd;
-        if (dx) {
-            float g = gamma ? d * gamma[q] : d;
-            dx[q] = rstd * (g - mg - xh * mgx);
-        }
-        if (pg) pg[q] = first ? d * xh : pg[q] + d * xh;
-        if (pb) pb[q] = first ? d : pb[q] + d;
-    }
+#define XT float
+#define LB_FN(name) name##f32_avx2
+#define LB_API
+#define LOADX8(p) _mm256_loadu_ps(p)
+#define XS(v) (v)
+#define STOREDX8(p, v) _mm256_storeu_ps(p, v)
+#define DXS(v) (v)
+#include "ln_bwd_avx2_tmpl.h"
+#undef XT
+#undef LB_FN
+#undef LB_API
+#undef LOADX8
+#undef XS
+#undef STOREDX8
+#undef DXS
+
+#define XT uint16_t
+#define LB_API static
+#define LOADX8(p) lnl_bf16x8_to_f32(p)
+#define XS(v) lnl_bf16_to_f32(v)
+#define STOREDX8(p, v) _mm_storeu_si128((__m128i *)(p), lnl_f32_to_bf16x8(v))
+#define DXS(v) lnl_f32_to_bf16(v)
+#define LB_FN(name) name##bf16_avx2
+#include "ln_bwd_avx2_tmpl.h"
+#undef LB_FN
+#undef LOADX8
+#undef XS
+#undef STOREDX8
+#undef DXS
+
+#define LOADX8(p) lnl_f16x8_to_f32(p)
+#define XS(v) lnl_f16_to_f32(v)
+#define STOREDX8(p, v) _mm_storeu_si128((__m128i *)(p), lnl_f32_to_f16x8(v))
+#define DXS(v) lnl_f32_to_f16(v)
+#define LB_FN(name) name##f16_avx2
+#include "ln_bwd_avx2_tmpl.h"
+#undef LB_FN
+#undef LOADX8
+#undef XS
+#undef STOREDX8
+#undef DXS
+#undef XT
+#undef LB_API
+
+void lnl_ln_dx_colsums_half_avx2(uint16_t *dx, float *pg, float *pb, const float *dxhat,
+                                 const uint16_t *x, int64_t k, float mean, float rstd,
+                                 const float *gamma, int first, lnl_dtype kind) {
+    if (kind == LNL_DTYPE_BF16)
+        lnl_ln_dx_colsums_bf16_avx2(dx, pg, pb, dxhat, x, k, mean, rstd, gamma, first);
+    else
+        lnl_ln_dx_colsums_f16_avx2(dx, pg, pb, dxhat, x, k, mean, rstd, gamma, first);
 }
