@@ -77,6 +77,9 @@ typedef struct lnl_cpu_isa {
     /* 16-bit (bf16 / f16) runs to float and back (half.h): bitwise the portable ones. */
     void (*half_to_f32)(float *dst, const uint16_t *src, int64_t n, lnl_dtype kind);
     void (*f32_to_half)(uint16_t *dst, const float *src, int64_t n, lnl_dtype kind);
+    /* B panels from a 16-bit operand for the float engine, bitwise lnl_pack_b_half's
+     * (NULL: lnl_pack_b_half itself). */
+    lnl_pack_b_f32_fn pack_b_half;
     /* bf16 problems' GEMMs on bf16 panels (NULL: they widen to float instead). */
     lnl_ukr_bf16 ukr_bf16;
     lnl_blocking blk_bf16;

@@ -60,6 +60,10 @@ void lnl_pack_a_half(float *dst, const lnl_gemm_f32 *g, int64_t i0, int64_t mc, 
                      int64_t kc, int mr);
 void lnl_pack_b_half(float *dst, const lnl_gemm_f32 *g, int64_t p0, int64_t kc, int64_t j0,
                      int64_t nc, int nr);
+/* The same with row-contiguous B (x in dW, W in dy @ W) walked row by row across every full
+ * sliver, widened where loaded (AVX2 + F16C); other B go to lnl_pack_b_half. */
+void lnl_pack_b_half_avx2(float *dst, const lnl_gemm_f32 *g, int64_t p0, int64_t kc, int64_t j0,
+                          int64_t nc, int nr);
 
 /* bf16 panels for the AVX-512 BF16 kernel (lnl_ukr_bf16): A slivers as [kc/2][mr][2],
  * B slivers as [kc/2][nr][2], a sliver every mr * KPAD(kc) (nr * KPAD(kc)) values, an odd

@@ -24,7 +24,7 @@ static void LP_CAT(gemm_block_, SUF)(const GEMM *g, int64_t mb, int64_t me, int6
             int acc = pc > 0;
             uint16_t *c16 = KERNEL16 && pc + kc >= g->k ? g->c_half : NULL;
 #if HALF_PACK
-            if (g->b_half) lnl_pack_b_half(pb, g, pc, kc, jc, nc, nr);
+            if (g->b_half) (isa->pack_b_half ? isa->pack_b_half : lnl_pack_b_half)(pb, g, pc, kc, jc, nc, nr);
             else
 #endif
                 isa->PACK_B(pb, g, pc, kc, jc, nc, nr);

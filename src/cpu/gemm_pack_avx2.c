@@ -7,6 +7,7 @@
 #include <immintrin.h>
 
 #include "gemm.h"
+#include "half_avx2.h"
 #include "transpose8_avx2.h"
 
 /* x, normalized as the portable code does it when xf: ((x - mu) * rs) * gamma + beta. */
@@ -140,6 +141,47 @@ void lnl_pack_a_f32_avx2(float *dst, const lnl_gemm_f32 *g, int64_t i0, int64_t 
     }
 }
 
+/* Row-contiguous B (W in dxhat = dy @ W, LN(x) in dW), its `full` columns (whole slivers)
+ * from j0: walk each source row across all slivers, so reads are sequential (rows are K
+ * apart: one per page for K = 4096, which defeated the prefetcher sliver by sliver) and
+ * every store is one full cache line of a sliver. Normalized per row p when asked. The rows
+ * are g->b's, or with src16 g->b_half's widened where loaded (exact: the same floats). */
+static void pack_b_rows(float *dst, const lnl_gemm_f32 *g, const uint16_t *src16, int64_t p0,
+                        int64_t kc, int64_t j0, int64_t full, int nr) {
+    const lnl_xform_f32 *x = g->xb;
+    const int bf16 = g->half == LNL_DTYPE_BF16;
+    for (int64_t p = 0; p < kc; p++) {
+        const float *s = src16 ? NULL : g->b + (p0 + p) * g->rsb + j0;
+        const uint16_t *s16 = src16 ? src16 + (p0 + p) * g->rsb + j0 : NULL;
+        float *d = dst + p * nr;
+        __m256 mu = _mm256_setzero_ps(), rs = mu;
+        if (x) mu = _mm256_set1_ps(x->mean[p0 + p]), rs = _mm256_set1_ps(x->rstd[p0 + p]);
+        for (int64_t jr = 0; jr < full; jr += nr)
+            for (int h = 0; h < nr; h += 8) {
+                __m256 v = !s16  ? _mm256_loadu_ps(s + jr + h)
+                           : bf16 ? lnl_bf16x8_to_f32(s16 + jr + h)
+                                  : lnl_f16x8_to_f32(s16 + jr + h);
+                if (x) {
+                    v = _mm256_mul_ps(_mm256_sub_ps(v, mu), rs);
+                    if (x->gamma) v = _mm256_mul_ps(v, _mm256_loadu_ps(x->gamma + j0 + jr + h));
+                    if (x->beta) v = _mm256_add_ps(v, _mm256_loadu_ps(x->beta + j0 + jr + h));
+                }
+                _mm256_storeu_ps(d + jr * kc + h, v);
+            }
+    }
+}
+
+void lnl_pack_b_half_avx2(float *dst, const lnl_gemm_f32 *g, int64_t p0, int64_t kc, int64_t j0,
+                          int64_t nc, int nr) {
+    const int64_t full = nc / nr * nr;
+    if (g->csb != 1 || (nr != 16 && nr != 32)) {
+        lnl_pack_b_half(dst, g, p0, kc, j0, nc, nr);
+        return;
+    }
+    pack_b_rows(dst, g, g->b_half, p0, kc, j0, full, nr);
+    if (full < nc) lnl_pack_b_half(dst + full * kc, g, p0, kc, j0 + full, nc - full, nr);
+}
+
 void lnl_pack_b_f32_avx2(float *dst, const lnl_gemm_f32 *g, int64_t p0, int64_t kc, int64_t j0,
                          int64_t nc, int nr) {
     const lnl_xform_f32 *x = g->xb;
@@ -149,26 +191,7 @@ void lnl_pack_b_f32_avx2(float *dst, const lnl_gemm_f32 *g, int64_t p0, int64_t 
     }
     const int64_t full = nc / nr * nr;
     if (g->csb == 1) {
-        /* Row-contiguous B (W in dxhat = dy @ W, LN(x) in dW): walk each source row
-         * across all slivers, so reads are sequential (rows are K apart: one per page
-         * for K = 4096, which defeated the prefetcher sliver by sliver) and every
-         * store is one full cache line of a sliver. Normalized per row p when asked. */
-        for (int64_t p = 0; p < kc; p++) {
-            const float *s = g->b + (p0 + p) * g->rsb + j0;
-            float *d = dst + p * nr;
-            __m256 mu = _mm256_setzero_ps(), rs = mu;
-            if (x) mu = _mm256_set1_ps(x->mean[p0 + p]), rs = _mm256_set1_ps(x->rstd[p0 + p]);
-            for (int64_t jr = 0; jr < full; jr += nr)
-                for (int h = 0; h < nr; h += 8) {
-                    __m256 v = _mm256_loadu_ps(s + jr + h);
-                    if (x) {
-                        v = _mm256_mul_ps(_mm256_sub_ps(v, mu), rs);
-                        if (x->gamma) v = _mm256_mul_ps(v, _mm256_loadu_ps(x->gamma + j0 + jr + h));
-                        if (x->beta) v = _mm256_add_ps(v, _mm256_loadu_ps(x->beta + j0 + jr + h));
-                    }
-                    _mm256_storeu_ps(d + jr * kc + h, v);
-                }
-        }
+        pack_b_rows(dst, g, NULL, p0, kc, j0, full, nr);
         if (full < nc) lnl_pack_b_f32(dst + full * kc, g, p0, kc, j0 + full, nc - full, nr);
         return;
     }

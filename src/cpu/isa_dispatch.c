@@ -27,19 +27,19 @@
 static const lnl_cpu_isa isa_scalar = {
     "scalar", lnl_ukr_f32_scalar, {4, 4, 64, 256, 1024}, lnl_ukr_f64_scalar, {4, 4, 64, 256, 1024},
     lnl_pack_a_f32, lnl_pack_b_f32, lnl_pack_a_f64, lnl_pack_b_f64, NULL, NULL, lnl_ln_stats_f32,
-    NULL, NULL, lnl_half_to_f32_row, lnl_f32_to_half_row, NULL, {0}, NULL, NULL};
+    NULL, NULL, lnl_half_to_f32_row, lnl_f32_to_half_row, NULL, NULL, {0}, NULL, NULL};
 static const lnl_cpu_isa isa_avx2 = {
     "avx2", lnl_ukr_f32_avx2, {6, 16, 144, 384, 4080}, lnl_ukr_f64_avx2, {6, 8, 96, 256, 2040},
     lnl_pack_a_f32_avx2, lnl_pack_b_f32_avx2, lnl_pack_a_f64, lnl_pack_b_f64,
     lnl_cpu_small_forward_f32_avx2, lnl_cpu_small_backward_f32_avx2, lnl_ln_stats_f32_avx2,
     lnl_ln_dx_colsums_f32_avx2, lnl_ln_dx_colsums_half_avx2, lnl_half_to_f32_row_avx2,
-    lnl_f32_to_half_row_avx2, NULL, {0}, NULL, NULL};
+    lnl_f32_to_half_row_avx2, lnl_pack_b_half_avx2, NULL, {0}, NULL, NULL};
 static const lnl_cpu_isa isa_avx512 = {
     "avx512", lnl_ukr_f32_avx512, {12, 32, 480, 384, 3072}, lnl_ukr_f64_avx512, {12, 16, 240, 256, 3072},
     lnl_pack_a_f32_avx2, lnl_pack_b_f32_avx2, lnl_pack_a_f64, lnl_pack_b_f64,
     lnl_cpu_small_forward_f32_avx2, lnl_cpu_small_backward_f32_avx2, lnl_ln_stats_f32_avx2,
     lnl_ln_dx_colsums_f32_avx2, lnl_ln_dx_colsums_half_avx2, lnl_half_to_f32_row_avx2,
-    lnl_f32_to_half_row_avx2, NULL, {0}, NULL, NULL};
+    lnl_f32_to_half_row_avx2, lnl_pack_b_half_avx2, NULL, {0}, NULL, NULL};
 
 /* AVX-512 with BF16 (Zen 4, Cooper Lake, Sapphire Rapids): bf16 problems' GEMMs on bf16
  * panels with VDPBF16PS; everything else as avx512. Its kc of 768 bf16 keeps the B sliver
@@ -52,7 +52,7 @@ static const lnl_cpu_isa isa_avx512bf16 = {
     lnl_pack_a_f32_avx2, lnl_pack_b_f32_avx2, lnl_pack_a_f64, lnl_pack_b_f64,
     lnl_cpu_small_forward_f32_avx2, lnl_cpu_small_backward_f32_avx2, lnl_ln_stats_f32_avx2,
     lnl_ln_dx_colsums_f32_avx2, lnl_ln_dx_colsums_half_avx2, lnl_half_to_f32_row_avx2,
-    lnl_f32_to_half_row_avx2, lnl_ukr_bf16_avx512, {12, 32, 480, 768, 3072}, lnl_pack_a_bf16_avx512, lnl_pack_b_bf16_avx512};
+    lnl_f32_to_half_row_avx2, lnl_pack_b_half_avx2, lnl_ukr_bf16_avx512, {12, 32, 480, 768, 3072}, lnl_pack_a_bf16_avx512, lnl_pack_b_bf16_avx512};
 
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
 static const lnl_cpu_isa *isa_chosen = &isa_scalar;

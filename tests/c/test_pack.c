@@ -328,6 +328,61 @@ static void time_avx512_blocks(void) {
     free(x), free(w), free(mean), free(rstd), free(gamma), free(beta), free(pa), free(pb);
 }
 
+/* gemm_pack_half.c asks the dispatch for its float packer and row conversions: here the
+ * AVX2 ones, which the AVX2 and AVX-512 tables give it. */
+static const lnl_cpu_isa half_isa = {.name = "test", .pack_a_f32 = lnl_pack_a_f32_avx2,
+                                     .pack_b_f32 = lnl_pack_b_f32_avx2,
+                                     .half_to_f32 = lnl_half_to_f32_row_avx2,
+                                     .f32_to_half = lnl_f32_to_half_row_avx2};
+const lnl_cpu_isa *lnl_cpu_isa_get(void) { return &half_isa; }
+
+/* B panels of the float engine from a 16-bit operand: lnl_pack_b_half_avx2 (rows walked
+ * across every sliver, widened where loaded) against lnl_pack_b_half (a tile widened, then
+ * the float packer), bitwise, bf16 and f16, with and without the LayerNorm, over column and
+ * depth tails; the W^T form falls back to lnl_pack_b_half. */
+static void check_half_panels(void) {
+    const int64_t M = 45, K = 203;
+    float *f = filled((size_t)(M * K), 11), *mean = filled((size_t)M, 3), *rstd = filled((size_t)M, 4);
+    float *gamma = filled((size_t)K, 5), *beta = filled((size_t)K, 6);
+    uint16_t *x = malloc((size_t)(M * K) * sizeof(uint16_t));
+    const size_t cap = (size_t)(K + 64) * (size_t)(M + 64);
+    float *p1 = malloc(cap * sizeof(float)), *p2 = malloc(cap * sizeof(float));
+    char what[160];
+    for (int kind = LNL_DTYPE_BF16; kind <= LNL_DTYPE_F16; kind++) {
+        for (int64_t i = 0; i < M * K; i++) x[i] = lnl_f32_to_half(f[i], (lnl_dtype)kind);
+        for (int nr = 16; nr <= 32; nr += 16)
+            for (int xf = 0; xf < 4; xf++) {
+                lnl_xform_f32 t = {mean, rstd, xf == 2 ? NULL : gamma, xf == 3 ? NULL : beta};
+                for (int64_t nc = 1; nc <= 2 * nr + 3; nc += nr + 1)
+                    for (int64_t kc = 1; kc <= 37; kc += 9)
+                        for (int form = 0; form < 2; form++) {
+                            lnl_gemm_f32 g = {0};
+                            g.b_half = x, g.half = (lnl_dtype)kind;
+                            if (form == 0) /* B(p, j) = x[p*K + j], LN per row p: dW's form */
+                                g.m = M, g.n = K, g.k = M, g.rsb = K, g.csb = 1, g.xb = xf ? &t : NULL;
+                            else /* B = W^T with W = x viewed [K, M]: the forward's form */
+                                g.n = K, g.k = M, g.rsb = 1, g.csb = M;
+                            const size_t n = (size_t)((nc + nr - 1) / nr * nr * kc);
+                            memset(p1, 0xff, n * sizeof(float)), memset(p2, 0xee, (n + 64) * sizeof(float));
+                            lnl_pack_b_half(p1, &g, 2, kc, 4, nc, nr);
+                            lnl_pack_b_half_avx2(p2, &g, 2, kc, 4, nc, nr);
+                            snprintf(what, sizeof what, "%s pack B %s nr=%d nc=%ld kc=%ld xform=%d",
+                                     kind == LNL_DTYPE_BF16 ? "bf16" : "f16", form ? "W^T" : "rows", nr,
+                                     (long)nc, (long)kc, xf);
+                            expect_same(what, p1, p2, n);
+                            for (size_t i = n; i < n + 64; i++)
+                                if (memcmp(p2 + i, "\xee\xee\xee\xee", 4) != 0) {
+                                    printf("FAIL %s: value %zu past the panel written\n", what, i - n);
+                                    failures++;
+                                    break;
+                                }
+                            if (form && xf) break; /* the W^T form takes no transform */
+                        }
+            }
+    }
+    free(f), free(mean), free(rstd), free(gamma), free(beta), free(x), free(p1), free(p2);
+}
+
 int main(int argc, char **argv) {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     __builtin_cpu_init();
@@ -339,6 +394,7 @@ int main(int argc, char **argv) {
     check_shapes(6, 16);
     check_shapes(12, 32);
     check_half();
+    check_half_panels();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl"))
         check_bf16_panels();
