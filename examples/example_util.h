@@ -1,5 +1,6 @@
 /* What the example programs share: a status check that exits, a zeroing allocator that
- * exits, and a seeded normal sampler (so every run trains on the same numbers). */
+ * exits, a seeded normal sampler (so every run trains on the same numbers), and the loss
+ * log that decides whether training worked. */
 #ifndef LNL_EXAMPLE_UTIL_H
 #define LNL_EXAMPLE_UTIL_H
 
@@ -35,6 +36,30 @@ static float randn(void) {
         u[i] = ((rng_state >> 11) + 0.5) * 0x1.0p-53;
     }
     return (float)(sqrt(-2.0 * log(u[0])) * cos(6.283185307179586 * u[1]));
+}
+
+/* The loss of each step: the first one, and a running mean that forgets slowly. */
+typedef struct {
+    double first, recent;
+} loss_log;
+
+static void loss_log_step(loss_log *l, int step, int steps, double loss) {
+    if (step == 0) l->first = l->recent = loss;
+    else l->recent = 0.98 * l->recent + 0.02 * loss;
+    if (step % 500 == 0 || step == steps - 1)
+        printf("step %4d  loss %.5f  (running %.5f)\n", step, loss, l->recent);
+}
+
+/* The example's verdict: 0 when the running loss fell at least 10x from the first. */
+static int loss_log_verdict(const loss_log *l) {
+    double factor = l->first / l->recent;
+    printf("loss fell from %.5f to %.5f (%.1fx)\n", l->first, l->recent, factor);
+    if (!(factor >= 10.0)) {
+        printf("FAILED: the loss did not fall 10x\n");
+        return 1;
+    }
+    printf("ok\n");
+    return 0;
 }
 
 #endif
