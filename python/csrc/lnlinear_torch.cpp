@@ -343,7 +343,8 @@ ForwardOut forward_body(const at::Tensor &x_in, const std::optional<at::Tensor> 
 // need[i]: x, ln_weight, ln_bias, linear_weight, linear_bias.
 variable_list differentiable_gradients(const at::Tensor &dy, const at::Tensor &x,
                                        const at::Tensor &lnw, const at::Tensor &lnb,
-                                       const at::Tensor &w, double eps, const bool need[5]) {
+                                       const at::Tensor &w, double eps, const bool need[5],
+                                       bool create_graph) {
     auto opt = [](const at::Tensor &t) {
         return t.defined() ? std::optional<at::Tensor>(t) : std::optional<at::Tensor>();
     };
@@ -356,7 +357,7 @@ variable_list differentiable_gradients(const at::Tensor &dy, const at::Tensor &x
     for (int i = 0; i < 4; ++i)
         if (need[i]) wrt.push_back(inputs[i]);
     if (!wrt.empty())
-        got = torch::autograd::grad({y}, wrt, {dy}, /*retain_graph=*/true, /*create_graph=*/true,
+        got = torch::autograd::grad({y}, wrt, {dy}, /*retain_graph=*/create_graph, create_graph,
                                     /*allow_unused=*/true);
     for (int i = 0, j = 0; i < 4; ++i)
         if (need[i]) {
@@ -419,9 +420,15 @@ class LayerNormLinearFn : public torch::autograd::Function<LayerNormLinearFn> {
         }
         variable_list out(8); // one per forward argument; undefined = no gradient
         if (!any) return out;
-        if (at::GradMode::is_enabled()) // grad mode is on in a backward only with create_graph
+        // grad mode is on in a backward only with create_graph; a grad_output with a
+        // forward-mode tangent (level 0: a dual_level not nested in another) is
+        // forward-over-reverse. Both take PyTorch's ops, which carry what the library drops.
+        const bool create_graph = at::GradMode::is_enabled();
+        if (create_graph || grads[0]._fw_grad(/*level=*/0).defined()) {
+            at::AutoGradMode enable_grad(true); // the recomputation's graph, kept or not
             return differentiable_gradients(grads[0], x, lnw, lnb, w,
-                                            ctx->saved_data["eps"].toDouble(), need);
+                                            ctx->saved_data["eps"].toDouble(), need, create_graph);
+        }
 
         const at::Tensor dy = grads[0].contiguous();
         const at::Tensor xc = x.contiguous(), lnwc = contig(lnw), lnbc = contig(lnb);

@@ -9,13 +9,33 @@ differentiable ops on the saved inputs: LayerNorm and the linear are recomputed 
 differentiated by autograd, which records that backward as a graph. This costs an eager
 forward and backward; first-order training never comes here.
 
+The same way serves a backward whose grad_output carries a forward-mode tangent
+(forward-over-reverse: the tangent of a gradient), which PyTorch's ops propagate and the
+library's would drop.
+
 The C++ autograd node (python/csrc/lnlinear_torch.cpp) does the same with the same ops.
 """
 
+import types
+
 import torch
 import torch.nn.functional as F
+from torch.autograd import forward_ad as _fwad
 
-__all__ = ["differentiable_gradients"]
+__all__ = ["differentiable_gradients", "has_tangent"]
+
+# forward_ad's innermost open dual level (-1: none), read on every call (~15 ns); a torch
+# without the attribute is asked the slow way on every call.
+_fwad_level = _fwad if hasattr(_fwad, "_current_level") else types.SimpleNamespace(_current_level=0)
+
+
+def has_tangent(*tensors):
+    """Whether forward-mode AD is on (a dual_level is open) and a tensor among these carries
+    a tangent. The library's calls would drop it: such calls run on PyTorch's ops."""
+    if _fwad_level._current_level < 0:
+        return False
+    return any(isinstance(t, torch.Tensor) and _fwad.unpack_dual(t).tangent is not None
+               for t in tensors)
 
 
 def differentiable_gradients(dy, x, ln_weight, ln_bias, linear_weight, eps, needs):
@@ -26,12 +46,13 @@ def differentiable_gradients(dy, x, ln_weight, ln_bias, linear_weight, eps, need
     x is [M, K]; dy [M, N]. The LayerNorm runs in x's dtype and its output is cast to
     linear_weight's, as the library's mixed call does (the same cast is a no-op otherwise).
     """
+    graph = torch.is_grad_enabled()  # create_graph; else a tangent to carry, no graph to keep
     with torch.enable_grad(), torch.autocast(x.device.type, enabled=False):
         ln = F.layer_norm(x, (x.shape[-1],), ln_weight, ln_bias, eps)
         y = F.linear(ln.to(linear_weight.dtype), linear_weight)
         inputs = (x, ln_weight, ln_bias, linear_weight)
         wrt = [t for t, n in zip(inputs, needs[:4]) if n]
-        got = iter(torch.autograd.grad(y, wrt, dy, create_graph=True, allow_unused=True)
+        got = iter(torch.autograd.grad(y, wrt, dy, create_graph=graph, allow_unused=True)
                    if wrt else ())
         grads = []
         for t, n in zip(inputs, needs[:4]):

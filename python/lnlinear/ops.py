@@ -23,7 +23,7 @@ import torch
 from torch import Tensor
 
 from . import _clib, _cpp
-from .double_backward import differentiable_gradients
+from .double_backward import differentiable_gradients, has_tangent
 
 __all__ = ["STRATEGIES", "SUPPORTED_DTYPES", "check_operands", "cpp_autograd_available"]
 
@@ -379,6 +379,10 @@ def _forward(x: Tensor, ln_weight: Optional[Tensor], ln_bias: Optional[Tensor],
              linear_weight: Tensor, linear_bias: Optional[Tensor], eps: float,
              keep_ln_out: bool, strategy: int) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
     """y [M,N], mean [M], rstd [M], ln_out ([M,K] when keep_ln_out, else [0])."""
+    if has_tangent(x, ln_weight, ln_bias, linear_weight, linear_bias):
+        raise NotImplementedError(
+            "lnlinear::forward has no forward-mode derivative: call lnlinear.layernorm_linear, "
+            "which runs a call with dual operands in PyTorch's ops")
     return forward_body(x, ln_weight, ln_bias, linear_weight, linear_bias, eps, keep_ln_out,
                         strategy)
 
@@ -478,6 +482,10 @@ def _backward(dy: Tensor, x: Tensor, ln_weight: Optional[Tensor], ln_bias: Optio
     """(dx, dln_weight, dln_bias, dlinear_weight, dlinear_bias); a gradient not asked
     for in needs (5 flags, same order) comes back as an empty [0] tensor. y and
     linear_bias: the forward's output and bias, where it kept them (_keeps_y)."""
+    if has_tangent(dy, x, ln_weight, ln_bias, linear_weight):
+        raise NotImplementedError(
+            "lnlinear::backward has no forward-mode derivative (the layer's own backward "
+            "runs a grad_output with a tangent in PyTorch's ops)")
     return backward_body(dy, x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out, eps,
                          strategy, needs, y, linear_bias)
 
@@ -518,9 +526,10 @@ def _gradients(ctx, dy, backward_fn):
     if not any(needs):
         return (None,) * 8
     x, ln_weight, ln_bias, linear_weight, mean, rstd, ln_out, y, linear_bias = ctx.saved_tensors
-    if torch.is_grad_enabled():
-        # backward(create_graph=True): gradients autograd can differentiate again, from
-        # PyTorch's own ops (double_backward.py); the library's would be constants to it
+    if torch.is_grad_enabled() or has_tangent(dy):
+        # backward(create_graph=True), or a grad_output with a forward-mode tangent:
+        # gradients autograd can differentiate again (and tangents carried), from PyTorch's
+        # own ops (double_backward.py); the library's would be constants to it
         grads = differentiable_gradients(dy, x, ln_weight, ln_bias, linear_weight, ctx.eps, needs)
     else:
         grads = backward_fn(dy.contiguous(), x, ln_weight, ln_bias, linear_weight, mean, rstd,

@@ -229,3 +229,45 @@ def test_no_dual_level_keeps_the_library():
         eager = torch_forward(*inputs)
     assert torch.equal(plain, inside)
     assert not torch.equal(plain, eager)  # (else this test could not tell the two apart)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_forward_over_reverse_matches_eager(path):
+    # the tangent of a gradient (a Hessian-vector product's route without create_graph):
+    # a grad_output with a forward-mode tangent, backward through the layer
+    import torch.autograd.forward_ad as fwad
+    inputs, dy = make_inputs((7,), 9, 5, torch.float64, "cpu")
+    tdy = torch.randn_like(dy)
+
+    def tangent_of_grads(fn):
+        ins = _leaves(inputs)
+        y = fn(*ins)
+        with fwad.dual_level():
+            dyd = fwad.make_dual(dy, tdy)
+            gs = torch.autograd.grad(y, [t for t in ins if t is not None], dyd)
+            out = [fwad.unpack_dual(g) for g in gs]
+        return [(o.primal, o.tangent) for o in out]
+
+    ours, eager = tangent_of_grads(lambda *a: _call(path, *a)), tangent_of_grads(torch_forward)
+    for (p, t), (pe, te) in zip(ours, eager):
+        assert t is not None, "the gradient came back without a tangent"
+        torch.testing.assert_close(p, pe, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(t, te, rtol=1e-12, atol=1e-12)
+        assert not p.requires_grad  # no create_graph: no graph kept
+
+
+def test_raw_ops_refuse_dual_operands():
+    # torch.ops.lnlinear.forward / backward called directly with a dual operand would drop
+    # its tangent; they refuse it by name instead
+    import torch.autograd.forward_ad as fwad
+    inputs, dy = make_inputs((4,), 6, 3, torch.float32, "cpu")
+    x, lnw, lnb, w, b = inputs
+    with fwad.dual_level():
+        xd = fwad.make_dual(x, torch.randn_like(x))
+        with pytest.raises(NotImplementedError, match="lnlinear::forward has no forward-mode"):
+            torch.ops.lnlinear.forward(xd, lnw, lnb, w, b, 1e-5, False, 0)
+        y, mean, rstd, _ = torch.ops.lnlinear.forward(x, lnw, lnb, w, b, 1e-5, False, 0)
+        dyd = fwad.make_dual(dy, torch.randn_like(dy))
+        with pytest.raises(NotImplementedError, match="lnlinear::backward has no forward-mode"):
+            torch.ops.lnlinear.backward(dyd, x, lnw, lnb, w, mean, rstd, None, 1e-5, 0,
+                                        [True] * 5)
