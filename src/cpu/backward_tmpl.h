@@ -7,8 +7,8 @@
  * FUSED walks row blocks of w->rb rows so that dxhat never exists whole; UNFUSED
  * computes all of dxhat first. Both sum dgamma/dbeta per block of rb rows, in order.
  * 16-bit problems (float instance): the GEMMs widen dy, W and x while packing; the row
- * pass widens each row of x as it visits it (or, with the portable column sums, a whole
- * row block once); dW (by its GEMM), dgamma, dbeta and dbias
+ * pass reads x and writes dx in 16 bits (the ISA's one-visit kernel), or with the portable
+ * column sums widens a whole row block of x once; dW (by its GEMM), dgamma, dbeta and dbias
  * are summed in float and each dx row in a per-thread float row, then rounded once.
  * With ln_float32 only dy, W, dW, dbias and ln_out are 16-bit: x, dx, dgamma and dbeta are
  * float and are read and written in place, as a float problem's. */
@@ -77,29 +77,19 @@ static void FN(bwd_rows_)(const lnl_par *par, const FN(bwd_ctx_) * c, int64_t ro
         lnl_par_range(par, nrows, LNL_BWD_GROUP, &r0, &r1);
         for (int64_t r = r0; r < r1; r++) {
             int64_t gi = r / LNL_BWD_GROUP;
-            const T *xr;
+            T *pgr = pg ? pg + gi * K : NULL, *pbr = pb ? pb + gi * K : NULL;
+            const int first = r % LNL_BWD_GROUP == 0;
 #if HALF
-            /* 16-bit x: read and dx written in 16 bits, rounded once, in the same visit */
-            if (c->xhalf && lnl_cpu_isa_get()->ln_dx_colsums_half) {
+            if (c->xhalf) { /* x read and dx written in 16 bits, rounded once, same visit */
                 lnl_cpu_isa_get()->ln_dx_colsums_half(
-                    a->dx ? (uint16_t *)a->dx + (row0 + r) * K : NULL, pg ? pg + gi * K : NULL,
-                    pb ? pb + gi * K : NULL, dxhat + r * K, (const uint16_t *)a->x + (row0 + r) * K,
-                    K, mean[row0 + r], rstd[row0 + r], c->gamma, r % LNL_BWD_GROUP == 0,
-                    a->p.dtype);
+                    a->dx ? (uint16_t *)a->dx + (row0 + r) * K : NULL, pgr, pbr, dxhat + r * K,
+                    (const uint16_t *)a->x + (row0 + r) * K, K, mean[row0 + r], rstd[row0 + r],
+                    c->gamma, first, a->p.dtype);
                 continue;
             }
-            if (c->xhalf) { /* widened into this thread's second row (the first takes dx) */
-                T *xw = w->rows + 2 * K * par->tid + K;
-                lnl_cpu_isa_get()->half_to_f32(xw, (const uint16_t *)a->x + (row0 + r) * K, K,
-                                               a->p.dtype);
-                xr = xw;
-            } else
 #endif
-                xr = x + r * K;
-            dx_colsums(FN(dx_row_)(par, c, row0 + r), pg ? pg + gi * K : NULL,
-                       pb ? pb + gi * K : NULL, dxhat + r * K, xr, K, mean[row0 + r],
-                       rstd[row0 + r], c->gamma, r % LNL_BWD_GROUP == 0);
-            FN(dx_done_)(par, c, row0 + r);
+            dx_colsums(a->dx ? (T *)a->dx + (row0 + r) * K : NULL, pgr, pbr, dxhat + r * K,
+                       x + r * K, K, mean[row0 + r], rstd[row0 + r], c->gamma, first);
         }
         if (!pg && !pb) return;
         lnl_par_barrier(par);

@@ -70,7 +70,8 @@ typedef struct lnl_cpu_isa {
     void (*ln_dx_colsums_f32)(float *dx, float *pg, float *pb, const float *dxhat, const float *x,
                               int64_t k, float mean, float rstd, const float *gamma, int first);
     /* The same for a 16-bit x and dx (kind BF16 or F16), each dx value the rounding of
-     * ln_dx_colsums_f32's on the widened row; NULL where ln_dx_colsums_f32 is. */
+     * ln_dx_colsums_f32's on the widened row; set exactly where ln_dx_colsums_f32 is
+     * (the backward relies on it). */
     void (*ln_dx_colsums_half)(uint16_t *dx, float *pg, float *pb, const float *dxhat,
                                const uint16_t *x, int64_t k, float mean, float rstd,
                                const float *gamma, int first, lnl_dtype kind);
