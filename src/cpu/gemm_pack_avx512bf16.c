@@ -79,57 +79,21 @@ static void pair_indices(__m512i *lo_idx, __m512i *hi_idx) {
     *hi_idx = _mm512_loadu_si512(hi);
 }
 
-/* Depth rows contiguous along the panel: row p (< kc) holds the panel's cnt (<= L <= 32)
- * values at src + p * ld (or srcf + p * ld, a float operand); with xf, row p is normalized
- * by mean[p], rstd[p] and value j by gamma[j], beta[j]. */
-static void pack_rows(uint16_t *dst, int L, const uint16_t *src, const float *srcf, int64_t ld,
-                      int cnt, int64_t kc, const float *mean, const float *rstd,
-                      const float *gamma, const float *beta, int xf) {
+/* Depth rows contiguous along the panel, `slivers` slivers of width L (12 or 32) side by
+ * side (sliver s at dst + s * L * kp, its source columns from L s on), each holding cnt
+ * (<= L) values a row: cnt < L only for a lone last sliver. Row p (< kc) is at src + p * ld
+ * (or srcf + p * ld, a float operand); with xf it is normalized by mean[p], rstd[p] and
+ * value j by gamma[j], beta[j]. Each pair of depth rows is walked across every sliver
+ * before the next pair: sliver by sliver the reads went down 24 or 64 bytes of each row,
+ * rows one or more pages apart (K = 4096 bf16: 8 KiB), which defeats the hardware
+ * prefetcher; along the rows they stream. */
+static void pack_rows(uint16_t *dst, int64_t kp, int L, int cnt, int64_t slivers,
+                      const uint16_t *src, const float *srcf, int64_t ld, int64_t kc,
+                      const float *mean, const float *rstd, const float *gamma, const float *beta,
+                      int xf) {
+    __m512i lo_idx, hi_idx;
+    pair_indices(&lo_idx, &hi_idx);
     const __mmask32 m = cnt >= 32 ? 0xFFFFFFFFu : (1u << cnt) - 1u;
-    const __mmask16 m0 = (__mmask16)m, m1 = (__mmask16)(m >> 16);
-    __m512 g0 = _mm512_setzero_ps(), g1 = g0, b0 = g0, b1 = g0;
-    if (xf && gamma) g0 = _mm512_maskz_loadu_ps(m0, gamma), g1 = _mm512_maskz_loadu_ps(m1, gamma + 16);
-    if (xf && beta) b0 = _mm512_maskz_loadu_ps(m0, beta), b1 = _mm512_maskz_loadu_ps(m1, beta + 16);
-    __m512i lo_idx, hi_idx;
-    pair_indices(&lo_idx, &hi_idx);
-    const __mmask32 store_lo = 2 * L >= 32 ? 0xFFFFFFFFu : (1u << (2 * L)) - 1u;
-    const __mmask32 store_hi = 2 * L >= 64 ? 0xFFFFFFFFu : 2 * L <= 32 ? 0u : (1u << (2 * L - 32)) - 1u;
-    for (int64_t p = 0; p < kc; p += 2) {
-        __m512i row[2];
-        for (int t = 0; t < 2; t++) {
-            row[t] = _mm512_setzero_si512();
-            if (p + t >= kc) continue;
-            if (!xf && !srcf) {
-                row[t] = _mm512_maskz_loadu_epi16(m, src + (p + t) * ld);
-                continue;
-            }
-            const __m512 mu = _mm512_set1_ps(xf ? mean[p + t] : 0.0f);
-            const __m512 rs = _mm512_set1_ps(xf ? rstd[p + t] : 0.0f);
-            const uint16_t *h = srcf ? NULL : src + (p + t) * ld;
-            const float *f = srcf ? srcf + (p + t) * ld : NULL;
-            __m256i a = bf16x16(h, f, mu, rs, g0, b0, gamma != NULL, beta != NULL, xf, m0);
-            __m256i c = bf16x16(h ? h + 16 : NULL, f ? f + 16 : NULL, mu, rs, g1, b1, gamma != NULL,
-                                beta != NULL, xf, m1);
-            row[t] = _mm512_inserti64x4(_mm512_castsi256_si512(a), c, 1);
-        }
-        uint16_t *o = dst + (p / 2) * 2 * L;
-        _mm512_mask_storeu_epi16(o, store_lo, _mm512_permutex2var_epi16(row[0], lo_idx, row[1]));
-        if (store_hi) _mm512_mask_storeu_epi16(o + 32, store_hi, _mm512_permutex2var_epi16(row[0], hi_idx, row[1]));
-    }
-}
-
-/* pack_rows over `slivers` full slivers of width L (12 or 32) side by side (sliver s at
- * dst + s * L * kp, source columns L s on): each pair of depth rows is walked across every
- * sliver before the next pair. Sliver by sliver, the reads went down 24 or 64 bytes of
- * each row, rows one or more pages apart (K = 4096 bf16: 8 KiB), which defeats the
- * hardware prefetcher; along the rows they stream. Bitwise pack_rows' values. */
-static void pack_rows_panel(uint16_t *dst, int64_t kp, int L, int64_t slivers,
-                            const uint16_t *src, const float *srcf, int64_t ld, int64_t kc,
-                            const float *mean, const float *rstd, const float *gamma,
-                            const float *beta, int xf) {
-    __m512i lo_idx, hi_idx;
-    pair_indices(&lo_idx, &hi_idx);
-    const __mmask32 m = L >= 32 ? 0xFFFFFFFFu : (1u << L) - 1u;
     const __mmask16 m0 = (__mmask16)m, m1 = (__mmask16)(m >> 16);
     const __mmask32 store_lo = 2 * L >= 32 ? 0xFFFFFFFFu : (1u << (2 * L)) - 1u;
     const __mmask32 store_hi = 2 * L >= 64 ? 0xFFFFFFFFu : 2 * L <= 32 ? 0u : (1u << (2 * L - 32)) - 1u;
@@ -168,6 +132,18 @@ static void pack_rows_panel(uint16_t *dst, int64_t kp, int L, int64_t slivers,
     }
 }
 
+/* pack_rows over a whole panel of n values a row: its full slivers, then the part of one. */
+static void pack_rows_panel(uint16_t *dst, int64_t kp, int L, int64_t n, const uint16_t *src,
+                            const float *srcf, int64_t ld, int64_t kc, const float *mean,
+                            const float *rstd, const float *gamma, const float *beta, int xf) {
+    const int64_t full = n / L, done = full * L;
+    pack_rows(dst, kp, L, L, full, src, srcf, ld, kc, mean, rstd, gamma, beta, xf);
+    if (done < n)
+        pack_rows(dst + done * kp, kp, L, (int)(n - done), 1, src ? src + done : NULL,
+                  srcf ? srcf + done : NULL, ld, kc, mean, rstd, gamma ? gamma + done : NULL,
+                  beta ? beta + done : NULL, xf);
+}
+
 void lnl_pack_a_bf16_avx512(uint16_t *dst, const lnl_gemm_f32 *g, int64_t i0, int64_t mc,
                             int64_t p0, int64_t kc, int mr) {
     const lnl_xform_f32 *x = g->xa;
@@ -176,34 +152,27 @@ void lnl_pack_a_bf16_avx512(uint16_t *dst, const lnl_gemm_f32 *g, int64_t i0, in
         lnl_pack_a_bf16(dst, g, i0, mc, p0, kc, mr);
         return;
     }
-    int64_t first = 0; /* the first sliver left to the loop below */
-    if (g->csa != 1) { /* dy^T's form: rows of dy walked across every full sliver */
-        first = mc / mr * mr;
+    if (g->csa != 1) { /* dy^T's form: rows of dy */
         const int64_t at = i0 + p0 * g->csa;
-        pack_rows_panel(dst, kp, mr, mc / mr, g->a_half ? g->a_half + at : NULL,
+        pack_rows_panel(dst, kp, mr, mc, g->a_half ? g->a_half + at : NULL,
                         g->a_half ? NULL : g->a + at, g->csa, kc, NULL, NULL, NULL, NULL, 0);
+        return;
     }
-    for (int64_t ir = first; ir < mc; ir += mr) {
+    for (int64_t ir = 0; ir < mc; ir += mr) {
         const int mm = (int)(mc - ir < mr ? mc - ir : mr);
         uint16_t *d = dst + ir * kp;
-        if (g->csa == 1) {
-            const uint16_t *s[12];
-            const float *sf[12];
-            float mu[12] = {0}, rs[12] = {0};
-            for (int i = 0; i < mm; i++) {
-                const int64_t row = i0 + ir + i;
-                s[i] = g->a_half ? g->a_half + row * g->rsa + p0 : NULL;
-                sf[i] = g->a_half ? NULL : g->a + row * g->rsa + p0;
-                if (x) mu[i] = x->mean[row], rs[i] = x->rstd[row];
-            }
-            pack_lines(d, mr, s, g->a_half ? NULL : sf, mm, kc, mu, rs,
-                       x && x->gamma ? x->gamma + p0 : NULL, x && x->beta ? x->beta + p0 : NULL,
-                       x != NULL);
-        } else {
-            const int64_t at = (i0 + ir) + p0 * g->csa;
-            pack_rows(d, mr, g->a_half ? g->a_half + at : NULL, g->a_half ? NULL : g->a + at,
-                      g->csa, mm, kc, NULL, NULL, NULL, NULL, 0);
+        const uint16_t *s[12];
+        const float *sf[12];
+        float mu[12] = {0}, rs[12] = {0};
+        for (int i = 0; i < mm; i++) {
+            const int64_t row = i0 + ir + i;
+            s[i] = g->a_half ? g->a_half + row * g->rsa + p0 : NULL;
+            sf[i] = g->a_half ? NULL : g->a + row * g->rsa + p0;
+            if (x) mu[i] = x->mean[row], rs[i] = x->rstd[row];
         }
+        pack_lines(d, mr, s, g->a_half ? NULL : sf, mm, kc, mu, rs,
+                   x && x->gamma ? x->gamma + p0 : NULL, x && x->beta ? x->beta + p0 : NULL,
+                   x != NULL);
     }
 }
 
@@ -215,33 +184,24 @@ void lnl_pack_b_bf16_avx512(uint16_t *dst, const lnl_gemm_f32 *g, int64_t p0, in
         lnl_pack_b_bf16(dst, g, p0, kc, j0, nc, nr);
         return;
     }
-    int64_t first = 0; /* the first sliver left to the loop below */
-    if (g->csb == 1) {
-        first = nc / nr * nr;
+    if (g->csb == 1) { /* rows of x (dW) or of W (dy @ W) */
         const int64_t at = p0 * g->rsb + j0;
-        pack_rows_panel(dst, kp, nr, nc / nr, g->b_half ? g->b_half + at : NULL,
+        pack_rows_panel(dst, kp, nr, nc, g->b_half ? g->b_half + at : NULL,
                         g->b_half ? NULL : g->b + at, g->rsb, kc, x ? x->mean + p0 : NULL,
                         x ? x->rstd + p0 : NULL, x && x->gamma ? x->gamma + j0 : NULL,
                         x && x->beta ? x->beta + j0 : NULL, x != NULL);
+        return;
     }
-    for (int64_t jr = first; jr < nc; jr += nr) {
+    for (int64_t jr = 0; jr < nc; jr += nr) {
         const int nn = (int)(nc - jr < nr ? nc - jr : nr);
         const int64_t j = j0 + jr;
         uint16_t *d = dst + jr * kp;
-        if (g->csb == 1) {
-            const int64_t at = p0 * g->rsb + j;
-            pack_rows(d, nr, g->b_half ? g->b_half + at : NULL, g->b_half ? NULL : g->b + at, g->rsb,
-                      nn, kc, x ? x->mean + p0 : NULL, x ? x->rstd + p0 : NULL,
-                      x && x->gamma ? x->gamma + j : NULL, x && x->beta ? x->beta + j : NULL,
-                      x != NULL);
-        } else {
-            const uint16_t *s[32];
-            const float *sf[32];
-            for (int q = 0; q < nn; q++) {
-                s[q] = g->b_half ? g->b_half + p0 + (j + q) * g->csb : NULL;
-                sf[q] = g->b_half ? NULL : g->b + p0 + (j + q) * g->csb;
-            }
-            pack_lines(d, nr, s, g->b_half ? NULL : sf, nn, kc, NULL, NULL, NULL, NULL, 0);
+        const uint16_t *s[32];
+        const float *sf[32];
+        for (int q = 0; q < nn; q++) {
+            s[q] = g->b_half ? g->b_half + p0 + (j + q) * g->csb : NULL;
+            sf[q] = g->b_half ? NULL : g->b + p0 + (j + q) * g->csb;
         }
+        pack_lines(d, nr, s, g->b_half ? NULL : sf, nn, kc, NULL, NULL, NULL, NULL, 0);
     }
 }
