@@ -23,7 +23,10 @@ OUTDIR=${OUT:-build-gpu-logs}
 # Session 19 sent a snapshot without docs/results, and 7 Python tests that read recorded
 # results there failed with FileNotFoundError: say so before anything runs.
 [ -d docs/results ] || echo "run.sh: docs/results is missing: the Python tests that read recorded results will fail; send the snapshot with it"
-LOGS=build-gpu-logs/steps
+# With $OUT set, each step's log is written there as it runs: a call the device tool cuts
+# off at its limit still brings back every step's log and verdict so far.
+LOGS=${OUT:+$OUT/steps}
+LOGS=${LOGS:-build-gpu-logs/steps}
 rm -rf "$LOGS" && mkdir -p "$LOGS" "$OUTDIR"
 JOBS=$(nproc 2>/dev/null || echo 4)
 T0=$(date +%s)
