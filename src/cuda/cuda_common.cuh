@@ -44,12 +44,17 @@ __device__ __forceinline__ float ln_value(float x, float x0, float dm, float rs,
     return ((x - x0) - dm) * rs * g + b;
 }
 
-/* Stores V consecutive elements; a single 16-byte store when V * sizeof(T) == 16. */
+/* Stores V consecutive elements; a single 16-byte store when V * sizeof(T) == 16, an
+ * 8-byte one when it is 8 (a 16-bit LN(x) of four float32 elements: ln_float32). */
 template <typename T, int V> __device__ __forceinline__ void store_vec(T *p, const T (&v)[V]) {
     if constexpr (V * sizeof(T) == 16) {
         uint4 u;
         memcpy(&u, v, 16);
         *reinterpret_cast<uint4 *>(p) = u;
+    } else if constexpr (V * sizeof(T) == 8) {
+        uint2 u;
+        memcpy(&u, v, 8);
+        *reinterpret_cast<uint2 *>(p) = u;
     } else {
 #pragma unroll
         for (int j = 0; j < V; j++) p[j] = v[j];
@@ -290,6 +295,12 @@ cudaError_t launch_ln_forward(lnl_dtype dt, const void *x, const void *gamma, co
                               void *out, float *mean, float *rstd, float *shift, int64_t M,
                               int64_t K, float eps, const device_info &d, cudaStream_t s,
                               int *off_centre = nullptr);
+/* The same for ln_float32: a float32 x, gamma and beta, and LN(x) written in out_dt (BF16
+ * or F16), rounded once from float32 as a cast of eager's float32 LayerNorm would be. */
+cudaError_t launch_ln_forward_mixed(lnl_dtype out_dt, const float *x, const float *gamma,
+                                    const float *beta, void *out, float *mean, float *rstd,
+                                    float *shift, int64_t M, int64_t K, float eps,
+                                    const device_info &d, cudaStream_t s);
 /* y[m, n] += bias[n] (when cuBLASLt cannot fuse the bias, e.g. a misaligned one). */
 cudaError_t launch_add_bias(lnl_dtype dt, void *y, const void *bias, int64_t M, int64_t N,
                             cudaStream_t s);
