@@ -76,6 +76,16 @@ if [ -x "$TABLE" ]; then
         run_step "table_cuda_$dt" 500 "$TABLE" --device cuda --dtype "$dt" &
     done
     run_step table_cuda_big 240 "$TABLE" --device cuda --big &
+    # ln_float32 (a float32 x beside a 16-bit GEMM, src/cuda/mixed_backend.cu) runs one
+    # order whatever the strategy: UNFUSED's rows prove it (FUSED's and AUTO's would run the
+    # same kernels again; the Python tests call all three), and memcheck watches the quick
+    # table's (the float32 LayerNorm writing a 16-bit LN(x) is new code)
+    for v in bf16-lnf32 f16-lnf32; do
+        run_step "table_cuda_$v" 400 "$TABLE" --device cuda --dtype "$v" --strategy unfused &
+    done
+    run_step sanitizer_memcheck_lnf32 300 bash -c "for v in bf16-lnf32 f16-lnf32; do \
+        compute-sanitizer --tool memcheck --error-exitcode 99 $TABLE --device cuda --quick \
+        --dtype \$v --strategy unfused || exit \$?; done" &
     for tool in memcheck synccheck; do
         # 240 s and 238 s in session 39; 284 and 297 in session 40 (the table's dx epilogue
         # rows): 420 s, still inside racecheck's 480, which sets the wall time
