@@ -13,3 +13,11 @@ for d in bf16 f16; do
         --shape 16,8,16 --shape 4096,768,768 --shape 8192,768,3072 --shape 8192,1024,1024 \
         --shape 32768,4096,256 | tee "${OUT:-.}/autocast/cuda_$d.txt"
 done
+# The op alone, the mixed call (float32 x) against the same call on a 16-bit x (GPU time
+# between events, forward and backward)
+for d in bf16 f16; do
+    PYTHONPATH=python LNLINEAR_LIBRARY=build-gpu/liblnlinear.so timeout 90 python3 \
+        bench/mixed_call.py --device cuda --dtype $d --steps 50 --rounds 3 \
+        --shape 4096,768,768 --shape 8192,768,3072 --shape 8192,1024,1024 \
+        --shape 8192,4096,4096 --shape 32768,4096,256 | tee "${OUT:-.}/autocast/mixed_call_cuda_$d.txt"
+done
