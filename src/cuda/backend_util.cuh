@@ -47,6 +47,11 @@ inline lnl_status acquire_ws(void *given, size_t bytes, cudaStream_t s, scoped_w
         if (s_ != LNL_STATUS_SUCCESS) return s_;                                               \
     } while (0)
 
+/* UNFUSED's GEMM (cuda_backend.cu): y = ln_out @ W^T + bias (bias may be null), through
+ * cuBLASLt, its bias epilogue where it serves; lt: LT_WORKSPACE bytes of scratch. */
+lnl_status linear_of_ln_out(lnl_dtype dt, const void *W, const void *ln_out, const void *bias, void *y,
+                            int64_t M, int64_t K, int64_t N, void *lt, cudaStream_t s);
+
 /* ln_float32 (mixed_backend.cu): the whole call, whatever the strategy; M > 0. */
 lnl_status mixed_forward(const lnl_fwd_args *a, const device_info &d);
 lnl_status mixed_backward(const lnl_bwd_args *a, const device_info &d);

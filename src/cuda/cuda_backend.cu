@@ -392,16 +392,20 @@ static lnl_status forward(const lnl_fwd_args *a) {
     void *ln_out = a->ln_out ? a->ln_out : l.act;
     CU_TRY("layernorm forward", launch_ln_forward(p->dtype, a->x, a->ln_weight, a->ln_bias, ln_out,
                                                   mean, rstd, nullptr, M, K, eps, d, s));
+    return linear_of_ln_out(p->dtype, a->linear_weight, ln_out, a->linear_bias, a->y, M, K, N, l.lt, s);
+}
+
+lnl_status linear_of_ln_out(lnl_dtype dt, const void *W, const void *ln_out, const void *bias, void *y,
+                            int64_t M, int64_t K, int64_t N, void *lt, cudaStream_t s) {
     /* column-major view: y^T[N,M] = W[K,N]^T-op @ ln_out^T[K,M] (+ bias per row of y^T) */
-    if (a->linear_bias) {
-        lnl_status st = lt_matmul(p->dtype, false, true, false, N, M, K, a->linear_weight, K, ln_out,
-                                  K, a->y, N, LT_BIAS, (void *)a->linear_bias, l.lt, LT_WORKSPACE, s);
+    if (bias) {
+        const lnl_status st = lt_matmul(dt, false, true, false, N, M, K, W, K, ln_out, K, y, N, LT_BIAS,
+                                        (void *)bias, lt, LT_WORKSPACE, s);
         if (st != LNL_STATUS_UNSUPPORTED) return st;
     }
-    ST_TRY(lt_matmul(p->dtype, false, true, false, N, M, K, a->linear_weight, K, ln_out, K, a->y, N,
-                     LT_NONE, nullptr, l.lt, LT_WORKSPACE, s));
-    if (a->linear_bias)
-        CU_TRY("bias add", launch_add_bias(p->dtype, a->y, a->linear_bias, M, N, s));
+    ST_TRY(lt_matmul(dt, false, true, false, N, M, K, W, K, ln_out, K, y, N, LT_NONE, nullptr, lt,
+                     LT_WORKSPACE, s));
+    if (bias) CU_TRY("bias add", launch_add_bias(dt, y, bias, M, N, s));
     return LNL_STATUS_SUCCESS;
 }
 

@@ -83,17 +83,7 @@ lnl_status mixed_forward(const lnl_fwd_args *a, const device_info &d) {
            launch_ln_forward_mixed(dt, (const float *)a->x, (const float *)a->ln_weight,
                                    (const float *)a->ln_bias, ln_out, mean, rstd, nullptr, M, K,
                                    (float)p->eps, d, s));
-    /* column-major view, as UNFUSED's forward: y^T[N,M] = W[K,N]^T-op @ ln_out^T[K,M] */
-    if (a->linear_bias) {
-        const lnl_status st = lt_matmul(dt, false, true, false, N, M, K, a->linear_weight, K, ln_out,
-                                        K, a->y, N, LT_BIAS, (void *)a->linear_bias, l.lt,
-                                        LT_WORKSPACE, s);
-        if (st != LNL_STATUS_UNSUPPORTED) return st;
-    }
-    ST_TRY(lt_matmul(dt, false, true, false, N, M, K, a->linear_weight, K, ln_out, K, a->y, N, LT_NONE,
-                     nullptr, l.lt, LT_WORKSPACE, s));
-    if (a->linear_bias) CU_TRY("bias add", launch_add_bias(dt, a->y, a->linear_bias, M, N, s));
-    return LNL_STATUS_SUCCESS;
+    return linear_of_ln_out(dt, a->linear_weight, ln_out, a->linear_bias, a->y, M, K, N, l.lt, s);
 }
 
 lnl_status mixed_backward(const lnl_bwd_args *a, const device_info &d) {
