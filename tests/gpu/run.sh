@@ -15,7 +15,8 @@
 #    session whose device time is short).
 # The last line is "GPU SUMMARY: all passed (...)" or "GPU SUMMARY: FAILED: ...", and
 # the exit status is non-zero on any failure. With $OUT set (the device tool), logs
-# land there: gpu_run.log (every step) and bench.log. Budget: under 9 minutes (532 s in
+# land there: steps/ (each step's log, written as it runs), gpu_run.log (the verdicts;
+# without $OUT, the step logs after them) and bench.log. Budget: under 9 minutes (532 s in
 # session 30: the steps in parallel ~430 s, lnl-bench ~100), inside the device tool's 10.
 set -o pipefail
 cd "$(dirname "$0")/../.." || exit 2
@@ -171,7 +172,8 @@ if [ -x "$TABLE" ]; then
     wait
 fi
 report | tee "$OUTDIR/gpu_run.log"
-for f in "$LOGS"/*.log; do cat "$f"; done >>"$OUTDIR/gpu_run.log"
+# the step logs themselves, where they are not under $OUT already (sent back twice otherwise)
+[ -n "${OUT:-}" ] || for f in "$LOGS"/*.log; do cat "$f"; done >>"$OUTDIR/gpu_run.log"
 
 if [ "${LNL_GPU_BENCH:-1}" != 0 ] && [ -x build-gpu/bench/lnl-bench ]; then
     # Streamed straight into $OUTDIR so that a run cut short still returns its rows.
