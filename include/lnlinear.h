@@ -10,7 +10,11 @@
  *  - mean/rstd are in the accumulation type: double for LNL_DTYPE_F64 problems,
  *    float for F32, BF16 and F16 (as torch.nn.functional.layer_norm returns them).
  *  - On LNL_DEVICE_CUDA every pointer (data and workspace) is a device pointer and
- *    all work is queued on p->stream; the call returns without synchronizing.
+ *    all work is queued on p->stream; the call returns without synchronizing. Given
+ *    a workspace it allocates nothing either, so its calls may be captured into a
+ *    CUDA graph once each problem has run one call uncaptured (the warm-up PyTorch's
+ *    graphs ask for too: a first call creates the device's cuBLAS handles and sets
+ *    kernel attributes); examples/train_mlp_cuda.cu does so.
  *  - Functions return a status and never print or exit. A failure detected before
  *    work starts leaves every output byte untouched; lnl_last_error() says why.
  *  - The same inputs with the same thread count give bitwise-identical results.

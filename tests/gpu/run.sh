@@ -3,9 +3,10 @@
 #   tests/gpu/run.sh
 # 1. builds (CMake + ninja, Release, build-gpu);
 # 2. runs at once, each with its own time limit and log: the CPU ctest suite (on this
-#    host's ISA, AVX-512 where present), the C test table on CUDA (full and --big,
-#    M*K > 2^31; the ln_float32 variants' UNFUSED rows, and their quick table under
-#    memcheck), compute-sanitizer memcheck / racecheck / synccheck on the quick table
+#    host's ISA, AVX-512 where present; with it the GPU example train_mlp_cuda, a
+#    training loop captured into a CUDA graph, which ctest skips elsewhere), the C test
+#    table on CUDA (full and --big, M*K > 2^31; the ln_float32 variants' UNFUSED rows, and
+#    their quick table under memcheck), compute-sanitizer memcheck / racecheck / synccheck on the quick table
 #    (racecheck through tests/gpu/racecheck_ours.sh: cuBLAS's own kernels are not judged)
 #    and initcheck on its float32 part, the Python tests on CUDA against build-gpu's library, and
 #    `pip install --no-build-isolation .` followed by an import of the installed package,
