@@ -116,12 +116,14 @@ typedef struct lnl_problem {
     int threads;  /* CPU threads, >= 0; 0 = library default: LNL_NUM_THREADS or the online
                      CPUs, read once at the first call */
     void *stream; /* CUDA: a cudaStream_t; NULL = the default stream */
-    /* Non-zero (with a BF16 or F16 dtype; CPU only, CUDA says UNSUPPORTED): torch.autocast's
-     * split of the pair. x, ln_weight, ln_bias, dx, dln_weight and dln_bias are float32 and
+    /* Non-zero (with a BF16 or F16 dtype; CPU and CUDA): torch.autocast's split of the
+     * pair. x, ln_weight, ln_bias, dx, dln_weight and dln_bias are float32 and
      * LayerNorm runs on them in float32; linear_weight, linear_bias, y, dy, dlinear_weight,
      * dlinear_bias and ln_out are in dtype, and the GEMMs take LN(x) as dtype would (rounded
      * to it where the GEMM multiplies 16-bit operands). No 16-bit copy of x is made, and a row
-     * with a large mean keeps its spread. INVALID_ARGUMENT with an F32 or F64 dtype. */
+     * with a large mean keeps its spread. INVALID_ARGUMENT with an F32 or F64 dtype. On CUDA
+     * every strategy runs UNFUSED's order (a float32 LayerNorm pass writing the 16-bit LN(x),
+     * then cuBLASLt): the fused kernels take a 16-bit x only. */
     int ln_float32;
 } lnl_problem;
 

@@ -504,9 +504,9 @@ bool operands_ok(const at::Tensor &x, const std::optional<at::Tensor> &ln_weight
     const bool dtype_ok = dev.is_cpu()    ? t == at::kFloat || t == at::kDouble || half
                           : dev.is_cuda() ? t == at::kFloat || half
                                           : false;
-    // ops.mixed_ok: on the CPU, a float32 x (and LayerNorm parameters) beside a bf16/f16 linear
+    // ops.mixed_ok: a float32 x (and LayerNorm parameters) beside a bf16/f16 linear
     const at::ScalarType gt = w.scalar_type();
-    const bool mixed_ok = dev.is_cpu() && t == at::kFloat && (gt == at::kBFloat16 || gt == at::kHalf);
+    const bool mixed_ok = t == at::kFloat && (gt == at::kBFloat16 || gt == at::kHalf);
     const int64_t K = x.size(1), N = w.size(0);
     if (!dtype_ok || K < 1 || N < 1 || w.size(1) != K || (gt != t && !mixed_ok) ||
         w.device() != dev)

@@ -5,15 +5,16 @@ autocast dtype D (bfloat16 or float16): LN(x) is computed in float32, rounded to
 multiplied by W rounded to D; y comes out in D, and the gradients of float32 leaves in
 float32.
 
-On the CPU the library takes that split itself (``ln_float32`` in lnlinear.h; ops.py's
-MIXED_LINEAR_DTYPES): a float32 x, ln_weight and ln_bias stay as they are, only
-linear_weight and linear_bias go to D, as autocast casts them for ``F.linear``. The library
-normalizes the float32 x where its GEMM packs it (rounding LN(x) to D where the GEMM
-multiplies 16-bit operands, as eager's cast does) and writes a float32 dx: no copy of x, no
-extra pass.
+On the CPU and on CUDA the library takes that split itself (``ln_float32`` in lnlinear.h;
+ops.py's MIXED_LINEAR_DTYPES): a float32 x, ln_weight and ln_bias stay as they are, only
+linear_weight and linear_bias go to D, as autocast casts them for ``F.linear``, and dx comes
+back in float32. The CPU normalizes the float32 x where its GEMM packs it (rounding LN(x) to
+D where the GEMM multiplies 16-bit operands, as eager's cast does): no copy of x, no extra
+pass. CUDA runs a float32 LayerNorm pass that writes LN(x) in D for cuBLASLt, as eager's
+autocast does without its float32 copy of LN(x) (src/cuda/mixed_backend.cu).
 
-Elsewhere (CUDA, whose kernels take one dtype, or a 16-bit x with float32 parameters)
-every operand goes to D before the call, with one difference for x:
+Elsewhere (a 16-bit x beside float32 operands, or a float32 x beside 16-bit LayerNorm
+parameters) every operand goes to D before the call, with one difference for x:
 
 x is centred in float32 first, ``(x - mean(x)).to(D)``, and never rounded to D as it is.
 A row with a large mean and a small spread (a residual stream's rows often have one) keeps

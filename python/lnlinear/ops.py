@@ -49,11 +49,11 @@ SUPPORTED_DTYPES = {
     "cpu": (torch.float32, torch.float64, torch.bfloat16, torch.float16),
     "cuda": (torch.float32, torch.bfloat16, torch.float16),
 }
-# The one mix of dtypes the library takes (ln_float32 in lnlinear.h; the CPU only):
+# The one mix of dtypes the library takes (ln_float32 in lnlinear.h; CPU and CUDA):
 # x, ln_weight and ln_bias in float32 with linear_weight and linear_bias in one of these,
 # torch.autocast's split (LayerNorm in float32, the Linear in the 16-bit dtype). y, ln_out
 # and dy are then in the linear's dtype, and each gradient in its input's.
-MIXED_LINEAR_DTYPES = {"cpu": (torch.bfloat16, torch.float16)}
+MIXED_LINEAR_DTYPES = {"cpu": (torch.bfloat16, torch.float16), "cuda": (torch.bfloat16, torch.float16)}
 
 
 def mixed_ok(x_dtype, linear_dtype, device_type):

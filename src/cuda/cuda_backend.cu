@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "backend_util.cuh"
 #include "cuda_common.cuh"
 #include "dx_epilogue_sm90.cuh"
 #include "fused_sm90.cuh"
@@ -289,46 +290,6 @@ static bwd_layout bwd_carve(const lnl_problem *p, const bwd_plan &pl, void *base
     return l;
 }
 
-/* Library-owned workspace, allocated stream-ordered and freed after the last use. */
-struct scoped_ws {
-    void *ptr = nullptr;
-    cudaStream_t s = nullptr;
-    ~scoped_ws() {
-        if (ptr) cudaFreeAsync(ptr, s);
-    }
-};
-static lnl_status acquire_ws(void *given, size_t bytes, cudaStream_t s, scoped_ws *own,
-                             void **base) {
-    if (given) {
-        *base = given;
-        return LNL_STATUS_SUCCESS;
-    }
-    cudaError_t e = cudaMallocAsync(&own->ptr, bytes, s);
-    if (e != cudaSuccess) {
-        (void)cudaGetLastError();
-        own->ptr = nullptr;
-        return lnl_set_error(LNL_STATUS_OUT_OF_MEMORY,
-                             "CUDA backend: cudaMallocAsync of %zu workspace bytes failed: %s",
-                             bytes, cudaGetErrorString(e));
-    }
-    own->s = s;
-    *base = own->ptr;
-    return LNL_STATUS_SUCCESS;
-}
-
-#define CU_TRY(what, call)                                                                     \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        if (e_ != cudaSuccess)                                                                 \
-            return lnl_set_error(LNL_STATUS_DEVICE_ERROR, "CUDA backend: %s failed: %s", what, \
-                                 cudaGetErrorString(e_));                                      \
-    } while (0)
-#define ST_TRY(call)                                                                           \
-    do {                                                                                       \
-        lnl_status s_ = (call);                                                                \
-        if (s_ != LNL_STATUS_SUCCESS) return s_;                                               \
-    } while (0)
-
 /* ---- forward ---- */
 static lnl_status forward(const lnl_fwd_args *a) {
     const lnl_problem *p = &a->p;
@@ -336,6 +297,7 @@ static lnl_status forward(const lnl_fwd_args *a) {
     if (M == 0) return LNL_STATUS_SUCCESS;
     device_info d;
     ST_TRY(device_query(&d));
+    if (p->ln_float32) return mixed_forward(a, d);
     cudaStream_t s = (cudaStream_t)p->stream;
     /* A tiny problem's time is its launches: FUSED's forward is then one launch
      * (tiny_forward.cuh) and needs no workspace. */
@@ -430,16 +392,20 @@ static lnl_status forward(const lnl_fwd_args *a) {
     void *ln_out = a->ln_out ? a->ln_out : l.act;
     CU_TRY("layernorm forward", launch_ln_forward(p->dtype, a->x, a->ln_weight, a->ln_bias, ln_out,
                                                   mean, rstd, nullptr, M, K, eps, d, s));
+    return linear_of_ln_out(p->dtype, a->linear_weight, ln_out, a->linear_bias, a->y, M, K, N, l.lt, s);
+}
+
+lnl_status linear_of_ln_out(lnl_dtype dt, const void *W, const void *ln_out, const void *bias, void *y,
+                            int64_t M, int64_t K, int64_t N, void *lt, cudaStream_t s) {
     /* column-major view: y^T[N,M] = W[K,N]^T-op @ ln_out^T[K,M] (+ bias per row of y^T) */
-    if (a->linear_bias) {
-        lnl_status st = lt_matmul(p->dtype, false, true, false, N, M, K, a->linear_weight, K, ln_out,
-                                  K, a->y, N, LT_BIAS, (void *)a->linear_bias, l.lt, LT_WORKSPACE, s);
+    if (bias) {
+        const lnl_status st = lt_matmul(dt, false, true, false, N, M, K, W, K, ln_out, K, y, N, LT_BIAS,
+                                        (void *)bias, lt, LT_WORKSPACE, s);
         if (st != LNL_STATUS_UNSUPPORTED) return st;
     }
-    ST_TRY(lt_matmul(p->dtype, false, true, false, N, M, K, a->linear_weight, K, ln_out, K, a->y, N,
-                     LT_NONE, nullptr, l.lt, LT_WORKSPACE, s));
-    if (a->linear_bias)
-        CU_TRY("bias add", launch_add_bias(p->dtype, a->y, a->linear_bias, M, N, s));
+    ST_TRY(lt_matmul(dt, false, true, false, N, M, K, W, K, ln_out, K, y, N, LT_NONE, nullptr, lt,
+                     LT_WORKSPACE, s));
+    if (bias) CU_TRY("bias add", launch_add_bias(dt, y, bias, M, N, s));
     return LNL_STATUS_SUCCESS;
 }
 
@@ -447,9 +413,10 @@ static lnl_status forward(const lnl_fwd_args *a) {
 static lnl_status zero_grads(const lnl_bwd_args *a) {
     const lnl_problem *p = &a->p;
     const size_t es = lnl_dtype_size(p->dtype), K = (size_t)p->in_features, N = (size_t)p->out_features;
+    const size_t ls = p->ln_float32 ? sizeof(float) : es; /* LayerNorm parameters' gradients */
     cudaStream_t s = (cudaStream_t)p->stream;
-    if (a->dln_weight) CU_TRY("cudaMemsetAsync", cudaMemsetAsync(a->dln_weight, 0, K * es, s));
-    if (a->dln_bias) CU_TRY("cudaMemsetAsync", cudaMemsetAsync(a->dln_bias, 0, K * es, s));
+    if (a->dln_weight) CU_TRY("cudaMemsetAsync", cudaMemsetAsync(a->dln_weight, 0, K * ls, s));
+    if (a->dln_bias) CU_TRY("cudaMemsetAsync", cudaMemsetAsync(a->dln_bias, 0, K * ls, s));
     if (a->dlinear_weight) CU_TRY("cudaMemsetAsync", cudaMemsetAsync(a->dlinear_weight, 0, N * K * es, s));
     if (a->dlinear_bias) CU_TRY("cudaMemsetAsync", cudaMemsetAsync(a->dlinear_bias, 0, N * es, s));
     return LNL_STATUS_SUCCESS;
@@ -477,6 +444,7 @@ static lnl_status backward(const lnl_bwd_args *a) {
     if (M == 0) return zero_grads(a);
     device_info d;
     ST_TRY(device_query(&d));
+    if (p->ln_float32) return mixed_backward(a, d);
     cudaStream_t s = (cudaStream_t)p->stream;
     /* A tiny problem's time is its launches: FUSED's backward is then one launch
      * (tiny_backward.cuh) instead of the five below, and needs no workspace (the size
@@ -642,9 +610,6 @@ lnl_status lnl_cuda_check(const lnl_problem *p) {
     if (p->strategy == LNL_STRATEGY_REFERENCE)
         return lnl_set_error(LNL_STATUS_UNSUPPORTED,
                              "CUDA backend: the REFERENCE strategy runs on the CPU only");
-    if (p->ln_float32)
-        return lnl_set_error(LNL_STATUS_UNSUPPORTED,
-                             "CUDA backend: ln_float32 (float32 x with a 16-bit GEMM) runs on the CPU only");
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n == 0) {
@@ -752,6 +717,7 @@ static bool dx_epi_auto(const lnl_problem *p) {
  *  is a guess inside it. */
 lnl_strategy lnl_cuda_auto_strategy(const lnl_problem *p, int backward) {
     const double macs = (double)p->rows * (double)p->in_features * (double)p->out_features;
+    if (p->ln_float32) return LNL_STRATEGY_UNFUSED; /* the one order it runs (mixed_backend.cu) */
     if (!past_tiny_class(p)) return LNL_STRATEGY_FUSED;
     if (backward) return dx_epi_auto(p) ? LNL_STRATEGY_FUSED : LNL_STRATEGY_UNFUSED;
     if (p->out_features > 1024 ||
@@ -767,21 +733,24 @@ lnl_strategy lnl_cuda_auto_strategy(const lnl_problem *p, int backward) {
                : LNL_STRATEGY_UNFUSED;
 }
 
-size_t lnl_cuda_forward_workspace_size(const lnl_problem *p) { return fwd_carve(p, nullptr).total; }
+size_t lnl_cuda_forward_workspace_size(const lnl_problem *p) {
+    return p->ln_float32 ? mixed_forward_workspace_size(p) : fwd_carve(p, nullptr).total;
+}
 
 size_t lnl_cuda_backward_workspace_size(const lnl_problem *p) {
     /* FUSED's tiny backward (backward() above) works in shared memory alone */
-    if (p->strategy == LNL_STRATEGY_FUSED &&
+    if (!p->ln_float32 && p->strategy == LNL_STRATEGY_FUSED &&
         tiny_backward_serves(p->rows, p->in_features, p->out_features))
         return 0;
     device_info d;
     if (device_query(&d) != LNL_STATUS_SUCCESS) return 0;
+    if (p->ln_float32) return mixed_backward_workspace_size(p, d);
     return bwd_carve(p, bwd_plan_for(p, d), nullptr).total;
 }
 
 int lnl_cuda_backward_wants_y(const lnl_problem *p) {
     device_info d;
-    return device_query(&d) == LNL_STATUS_SUCCESS && dx_epi_serves(p, d);
+    return !p->ln_float32 && device_query(&d) == LNL_STATUS_SUCCESS && dx_epi_serves(p, d);
 }
 
 lnl_status lnl_cuda_forward(const lnl_fwd_args *a) { return forward(a); }

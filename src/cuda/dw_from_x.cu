@@ -36,7 +36,7 @@
  * prep; the exponent in dw_scale.cuh), which G and u then carry:
  * dW = gamma * (G - u) 2^-e + beta * v, exact in the scaling. Until then f16 rebuilt LN(x)
  * for cuBLAS at every N, moving M x K twice where this moves M x N. f16's limit on
- * |mean| * rstd is bf16's 64 since session 42 (16 before; dw_max_mean_rstd has why).
+ * |mean| * rstd is 16 (64 in sessions 42-51; dw_max_mean_rstd has why).
  *
  * float32 (session 16; the figures in cuda_backend.cu): dy' = rstd * dy unrounded
  * and G from cuBLAS's true-fp32 GEMM. The cancellation is float32's, as in the forward's

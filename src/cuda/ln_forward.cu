@@ -27,9 +27,9 @@ template <typename T, int V> __device__ __forceinline__ void load_vec_any(const 
 
 /* V = elements per access: 16 bytes when every pointer is aligned and K % V == 0,
  * else 1 (the slower, always-correct path for misaligned buffers). */
-template <typename T, int V>
+template <typename T, typename TO, int V>
 __global__ void ln_fwd_kernel(const T *__restrict__ x, const T *__restrict__ gamma,
-                              const T *__restrict__ beta, T *__restrict__ out,
+                              const T *__restrict__ beta, TO *__restrict__ out,
                               float *__restrict__ mean, float *__restrict__ rstd,
                               float *__restrict__ shift, int *__restrict__ off_centre, int64_t M,
                               int64_t K, float eps, int cache) {
@@ -72,18 +72,19 @@ __global__ void ln_fwd_kernel(const T *__restrict__ x, const T *__restrict__ gam
             if (off_centre && off_centre_row(mu, rs, fold_max_mean_rstd<T>())) *off_centre = 1;
         }
         if (!out) continue;
-        T *orow = out + row * K;
+        TO *orow = out + row * K;
         for (int64_t c = threadIdx.x; c < nchunks; c += blockDim.x) {
-            T v[V], g[V], b[V], o[V];
+            T v[V], g[V], b[V];
+            TO o[V];
             load_vec_any<T, V>((cache ? srow : xr) + c * V, v);
             if (gamma) load_vec<T, V>(gamma + c * V, g);
             if (beta) load_vec<T, V>(beta + c * V, b);
 #pragma unroll
             for (int j = 0; j < V; j++) {
                 float gj = gamma ? to_f(g[j]) : 1.f, bj = beta ? to_f(b[j]) : 0.f;
-                o[j] = from_f<T>(ln_value(to_f(v[j]), x0, dm, rs, gj, bj));
+                o[j] = from_f<TO>(ln_value(to_f(v[j]), x0, dm, rs, gj, bj));
             }
-            store_vec<T, V>(orow + c * V, o);
+            store_vec<TO, V>(orow + c * V, o);
         }
     }
 }
@@ -93,9 +94,9 @@ __global__ void ln_fwd_kernel(const T *__restrict__ x, const T *__restrict__ gam
  * reduction so each thread keeps CPT loads in flight (the one-chunk-per-thread kernel
  * above reached only ~1.9 TB/s on the H200 at K = 4096). The row's group is a warp
  * (WARP_ROW: the sums in shuffles only) or the whole block. */
-template <typename T, int V, int CPT, bool WARP_ROW>
+template <typename T, typename TO, int V, int CPT, bool WARP_ROW>
 __device__ __forceinline__ void ln_fwd_row(const T *__restrict__ x, const T *__restrict__ gamma,
-                                           const T *__restrict__ beta, T *__restrict__ out,
+                                           const T *__restrict__ beta, TO *__restrict__ out,
                                            float *__restrict__ mean, float *__restrict__ rstd,
                                            float *__restrict__ shift, int *__restrict__ off_centre,
                                            int64_t row, int64_t K, float eps, int t, int stride,
@@ -135,35 +136,36 @@ __device__ __forceinline__ void ln_fwd_row(const T *__restrict__ x, const T *__r
         if (off_centre && off_centre_row(x0 + dm, rs, fold_max_mean_rstd<T>())) *off_centre = 1;
     }
     if (!out) return;
-    T *orow = out + row * K;
+    TO *orow = out + row * K;
 #pragma unroll
     for (int i = 0; i < CPT; i++) {
         const int64_t c = t + (int64_t)i * stride;
         if (c >= nchunks) continue;
-        T g[V], b[V], o[V];
+        T g[V], b[V];
+        TO o[V];
         if (gamma) load_vec<T, V>(gamma + c * V, g);
         if (beta) load_vec<T, V>(beta + c * V, b);
 #pragma unroll
         for (int j = 0; j < V; j++) {
             float gj = gamma ? to_f(g[j]) : 1.f, bj = beta ? to_f(b[j]) : 0.f;
-            o[j] = from_f<T>(ln_value(to_f(v[i][j]), x0, dm, rs, gj, bj));
+            o[j] = from_f<TO>(ln_value(to_f(v[i][j]), x0, dm, rs, gj, bj));
         }
-        store_vec<T, V>(orow + c * V, o);
+        store_vec<TO, V>(orow + c * V, o);
     }
 }
 
 /* Rows of more than 128 chunks: a block a row (grid-stride over rows). Needs K % V == 0
  * and aligned pointers. */
-template <typename T, int V, int CPT>
+template <typename T, typename TO, int V, int CPT>
 __global__ void __launch_bounds__(512) ln_fwd_reg_kernel(const T *__restrict__ x, const T *__restrict__ gamma,
-                                  const T *__restrict__ beta, T *__restrict__ out,
+                                  const T *__restrict__ beta, TO *__restrict__ out,
                                   float *__restrict__ mean, float *__restrict__ rstd,
                                   float *__restrict__ shift, int *__restrict__ off_centre, int64_t M,
                                   int64_t K, float eps) {
     __shared__ float red[32];
     pdl_launch_dependents(); /* as a statistics pre-pass: the Hopper GEMM may be set up now */
     for (int64_t row = blockIdx.x; row < M; row += gridDim.x)
-        ln_fwd_row<T, V, CPT, false>(x, gamma, beta, out, mean, rstd, shift, off_centre, row, K, eps,
+        ln_fwd_row<T, TO, V, CPT, false>(x, gamma, beta, out, mean, rstd, shift, off_centre, row, K, eps,
                                      threadIdx.x, blockDim.x, red);
 }
 
@@ -173,20 +175,22 @@ __global__ void __launch_bounds__(512) ln_fwd_reg_kernel(const T *__restrict__ x
  * call without PDL (profile_cuda.py, session 10 call 2): 4096 x 768 5.0 us (was 6.9),
  * 8192 x 768 10.2 (13.2), 8192 x 1024 11.1 (15.5). */
 constexpr int LN_FWD_WARPS = 8;
-template <typename T, int V, int CPT>
+template <typename T, typename TO, int V, int CPT>
 __global__ void __launch_bounds__(32 * LN_FWD_WARPS) ln_fwd_warp_kernel(
     const T *__restrict__ x, const T *__restrict__ gamma, const T *__restrict__ beta,
-    T *__restrict__ out, float *__restrict__ mean, float *__restrict__ rstd,
+    TO *__restrict__ out, float *__restrict__ mean, float *__restrict__ rstd,
     float *__restrict__ shift, int *__restrict__ off_centre, int64_t M, int64_t K, float eps) {
     pdl_launch_dependents(); /* as ln_fwd_reg_kernel */
     const int64_t warps = (int64_t)gridDim.x * LN_FWD_WARPS;
     for (int64_t row = (int64_t)blockIdx.x * LN_FWD_WARPS + (threadIdx.x >> 5); row < M; row += warps)
-        ln_fwd_row<T, V, CPT, true>(x, gamma, beta, out, mean, rstd, shift, off_centre, row, K, eps,
+        ln_fwd_row<T, TO, V, CPT, true>(x, gamma, beta, out, mean, rstd, shift, off_centre, row, K, eps,
                                     threadIdx.x & 31, 32, nullptr);
 }
 
-template <typename T>
-static cudaError_t ln_forward_t(const T *x, const T *gamma, const T *beta, T *out, float *mean,
+/* T: x's and the parameters' type; TO: LN(x)'s (T, or a 16-bit type beside a float32 x:
+ * ln_float32, launch_ln_forward_mixed) */
+template <typename T, typename TO>
+static cudaError_t ln_forward_t(const T *x, const T *gamma, const T *beta, TO *out, float *mean,
                                 float *rstd, float *shift, int *off_centre, int64_t M, int64_t K,
                                 float eps, const device_info &d, cudaStream_t s) {
     constexpr int V = vec_elems<T>();
@@ -199,7 +203,7 @@ static cudaError_t ln_forward_t(const T *x, const T *gamma, const T *beta, T *ou
         if (nchunks <= 128) {
             const unsigned wgrid = (unsigned)std::min<int64_t>((M + LN_FWD_WARPS - 1) / LN_FWD_WARPS, 1 << 20);
 #define LNL_FWD_WARP(CPT)                                                                       \
-    ln_fwd_warp_kernel<T, V, CPT><<<wgrid, 32 * LN_FWD_WARPS, 0, s>>>(x, gamma, beta, out, mean, rstd, \
+    ln_fwd_warp_kernel<T, TO, V, CPT><<<wgrid, 32 * LN_FWD_WARPS, 0, s>>>(x, gamma, beta, out, mean, rstd, \
                                                                      shift, off_centre, M, K, eps)
             if (nchunks <= 32) LNL_FWD_WARP(1);
             else if (nchunks <= 64) LNL_FWD_WARP(2);
@@ -211,7 +215,7 @@ static cudaError_t ln_forward_t(const T *x, const T *gamma, const T *beta, T *ou
         unsigned grid = (unsigned)std::min<int64_t>(M, 1 << 20);
         auto thr = [&](int cpt) { return (int)(((nchunks + cpt - 1) / cpt + 31) / 32 * 32); };
 #define LNL_FWD_REG(CPT)                                                                       \
-    ln_fwd_reg_kernel<T, V, CPT><<<grid, thr(CPT), 0, s>>>(x, gamma, beta, out, mean, rstd, shift, \
+    ln_fwd_reg_kernel<T, TO, V, CPT><<<grid, thr(CPT), 0, s>>>(x, gamma, beta, out, mean, rstd, shift, \
                                                            off_centre, M, K, eps)
         if (nchunks <= 256) LNL_FWD_REG(2);
         else if (nchunks <= 512) LNL_FWD_REG(4);
@@ -225,10 +229,10 @@ static cudaError_t ln_forward_t(const T *x, const T *gamma, const T *beta, T *ou
     unsigned grid = (unsigned)std::min<int64_t>(M, 1 << 20);
     size_t smem = cache ? row_bytes : 0;
     if (vec)
-        ln_fwd_kernel<T, V><<<grid, threads, smem, s>>>(x, gamma, beta, out, mean, rstd, shift,
+        ln_fwd_kernel<T, TO, V><<<grid, threads, smem, s>>>(x, gamma, beta, out, mean, rstd, shift,
                                                         off_centre, M, K, eps, cache);
     else
-        ln_fwd_kernel<T, 1><<<grid, threads, smem, s>>>(x, gamma, beta, out, mean, rstd, shift,
+        ln_fwd_kernel<T, TO, 1><<<grid, threads, smem, s>>>(x, gamma, beta, out, mean, rstd, shift,
                                                         off_centre, M, K, eps, cache);
     return cudaGetLastError();
 }
@@ -240,9 +244,23 @@ cudaError_t launch_ln_forward(lnl_dtype dt, const void *x, const void *gamma, co
     if (M == 0) return cudaSuccess;
     cudaError_t e = cudaSuccess;
     LNL_DISPATCH(dt, T,
-                 e = ln_forward_t<T>((const T *)x, (const T *)gamma, (const T *)beta, (T *)out,
-                                     mean, rstd, shift, off_centre, M, K, eps, d, s));
+                 e = ln_forward_t<T, T>((const T *)x, (const T *)gamma, (const T *)beta, (T *)out,
+                                        mean, rstd, shift, off_centre, M, K, eps, d, s));
     return e;
+}
+
+cudaError_t launch_ln_forward_mixed(lnl_dtype out_dt, const float *x, const float *gamma,
+                                    const float *beta, void *out, float *mean, float *rstd,
+                                    float *shift, int64_t M, int64_t K, float eps,
+                                    const device_info &d, cudaStream_t s) {
+    if (M == 0) return cudaSuccess;
+    if (out_dt == LNL_DTYPE_BF16)
+        return ln_forward_t<float, __nv_bfloat16>(x, gamma, beta, (__nv_bfloat16 *)out, mean, rstd,
+                                                  shift, nullptr, M, K, eps, d, s);
+    if (out_dt == LNL_DTYPE_F16)
+        return ln_forward_t<float, __half>(x, gamma, beta, (__half *)out, mean, rstd, shift, nullptr,
+                                           M, K, eps, d, s);
+    return cudaErrorInvalidValue;
 }
 
 template <typename T>

@@ -831,7 +831,7 @@ static void run_case(tcase *c, lnl_strategy strat) {
 }
 
 /* The table's dtypes: the four, and bf16 and f16 with ln_float32 (float32 x, its
- * parameters and their gradients; torch.autocast's split; the CPU only). */
+ * parameters and their gradients; torch.autocast's split). */
 static const struct {
     lnl_dtype dt;
     int lnf32;

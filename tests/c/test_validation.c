@@ -194,9 +194,14 @@ static void problem_rules(void) {
     expect_bad_problem("ln_float32 with f64", &p, LNL_STATUS_INVALID_ARGUMENT, "ln_float32");
     p = base_p, p.ln_float32 = 1, p.dtype = LNL_DTYPE_BF16;
     tu_expect(lnl_check(&p) == LNL_STATUS_SUCCESS, "lnl_check cpu bf16 ln_float32: %s", lnl_last_error());
+    /* CUDA takes it wherever it takes the plain 16-bit problem (src/cuda/mixed_backend.cu;
+     * a CPU-only build or a machine without a GPU takes neither) */
     p = base_p, p.ln_float32 = 1, p.dtype = LNL_DTYPE_F16, p.device = LNL_DEVICE_CUDA;
-    /* the CUDA backend does not take it (nor does a CPU-only build take CUDA at all) */
-    expect_bad_problem("ln_float32 on cuda", &p, LNL_STATUS_UNSUPPORTED, NULL);
+    const lnl_status mixed_cuda = lnl_check(&p);
+    p.ln_float32 = 0;
+    const lnl_status plain_cuda = lnl_check(&p);
+    tu_expect(mixed_cuda == plain_cuda, "lnl_check cuda f16: ln_float32 gives %d, without it %d",
+              (int)mixed_cuda, (int)plain_cuda);
     p = base_p, p.device = LNL_DEVICE_CUDA;
     if (lnl_check(&p) == LNL_STATUS_SUCCESS) {
         printf("skip: CUDA is available in this build, UNSUPPORTED-CUDA rule not checked\n");

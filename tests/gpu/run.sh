@@ -4,8 +4,9 @@
 # 1. builds (CMake + ninja, Release, build-gpu);
 # 2. runs at once, each with its own time limit and log: the CPU ctest suite (on this
 #    host's ISA, AVX-512 where present; with it the GPU example train_mlp_cuda, a
-#    training loop captured into a CUDA graph, which ctest skips elsewhere), the C test table on CUDA (full and --big,
-#    M*K > 2^31), compute-sanitizer memcheck / racecheck / synccheck on the quick table
+#    training loop captured into a CUDA graph, which ctest skips elsewhere), the C test
+#    table on CUDA (full and --big, M*K > 2^31; the ln_float32 variants' UNFUSED rows, and
+#    their quick table under memcheck), compute-sanitizer memcheck / racecheck / synccheck on the quick table
 #    (racecheck through tests/gpu/racecheck_ours.sh: cuBLAS's own kernels are not judged)
 #    and initcheck on its float32 part, the Python tests on CUDA against build-gpu's library, and
 #    `pip install --no-build-isolation .` followed by an import of the installed package,
@@ -65,7 +66,9 @@ run_step build 300 cmake --build build-gpu -j "$JOBS" -- -k 0
 TABLE=build-gpu/tests/test_table
 LIB=$PWD/build-gpu/liblnlinear.so
 if [ -x "$TABLE" ]; then
-    run_step cpu_ctest 240 ctest --test-dir build-gpu --output-on-failure -j 8 &
+    # 240 s until session 52, whose first call (an H100 host, beside the ln_float32 steps)
+    # was at test 20 of 23 when it ran out: 360 s
+    run_step cpu_ctest 360 ctest --test-dir build-gpu --output-on-failure -j 8 &
     # the full table took 218-232 s beside the other steps in sessions 20-21, and ran past
     # its old 240 s limit (exit 124, no check failed) on a machine ~10% slower than usual
     # (session 21, call 3: every step 10-15% slower); racecheck sets the wall time anyway.
@@ -78,11 +81,24 @@ if [ -x "$TABLE" ]; then
         run_step "table_cuda_$dt" 500 "$TABLE" --device cuda --dtype "$dt" &
     done
     run_step table_cuda_big 240 "$TABLE" --device cuda --big &
+    # ln_float32 (a float32 x beside a 16-bit GEMM, src/cuda/mixed_backend.cu) runs one
+    # order whatever the strategy: UNFUSED's rows prove it (FUSED's and AUTO's would run the
+    # same kernels again; the Python tests call all three), and memcheck watches the quick
+    # table's (the float32 LayerNorm writing a 16-bit LN(x) is new code)
+    for v in bf16-lnf32 f16-lnf32; do
+        run_step "table_cuda_$v" 400 "$TABLE" --device cuda --dtype "$v" --strategy unfused &
+    done
+    run_step sanitizer_memcheck_lnf32 300 bash -c "for v in bf16-lnf32 f16-lnf32; do \
+        compute-sanitizer --tool memcheck --error-exitcode 99 $TABLE --device cuda --quick \
+        --dtype \$v --strategy unfused || exit \$?; done" &
     for tool in memcheck synccheck; do
         # 240 s and 238 s in session 39; 284 and 297 in session 40 (the table's dx epilogue
-        # rows): 420 s, still inside racecheck's 480, which sets the wall time
+        # rows): 420 s, still inside racecheck's 480, which sets the wall time. Both ran out
+        # of it in session 52's first call (an H100 host, with the ln_float32 steps beside
+        # them): --no-auto since, as racecheck has it (AUTO's rows run FUSED's or UNFUSED's
+        # kernels on the cases those strategies' own rows run: a third of the work again)
         run_step "sanitizer_$tool" 420 compute-sanitizer --tool "$tool" --error-exitcode 99 \
-            "$TABLE" --device cuda --quick &
+            "$TABLE" --device cuda --quick --no-auto &
     done
     # racecheck judges our kernels; hazards it reports inside cuBLAS's are counted apart
     # (see the script)

@@ -1,8 +1,8 @@
 """layernorm_linear under torch.autocast (python/lnlinear/autocast.py): float32 operands run
-in autocast's dtype, as F.linear's do: on the CPU the linear's alone (the library's mixed
-call, LayerNorm on the float32 x), on CUDA all of them, x centred in float32 first; y and
-the gradients against float64 no worse than eager autocast's own (F.layer_norm then
-F.linear)."""
+in autocast's dtype, as F.linear's do: the linear's alone, on the CPU and on CUDA (the
+library's mixed call, LayerNorm on the float32 x); where the LayerNorm's parameters are
+16-bit already, all of them, x centred in float32 first. y and the gradients against float64
+no worse than eager autocast's own (F.layer_norm then F.linear)."""
 
 import os
 import sys
@@ -126,13 +126,14 @@ def test_the_call_is_the_mixed_op(device, dtype):
 
 @pytest.mark.parametrize("device,dtype", CASES, ids=_ids)
 def test_the_call_is_the_op_on_centred_operands(device, dtype):
-    # Where it does not (CUDA), what the rule does, bit for bit: the op in the autocast dtype on x - mean(x) (in
-    # float32, rounded once) and the parameters rounded, autocast off; dx is the op's
-    # gradient for the centred x, cast to float32. The shift's own backward would subtract
-    # dx's row mean, which LayerNorm's gradient has (up to rounding) none of.
-    if _mixed(device, dtype):
-        pytest.skip(f"{device} takes the float32 x as it is (test_the_call_is_the_mixed_op)")
+    # Where the library does not take the mix (here: a float32 x beside LayerNorm
+    # parameters already in the autocast dtype), what the rule does, bit for bit: the op in
+    # the autocast dtype on x - mean(x) (in float32, rounded once) and the parameters
+    # rounded, autocast off; dx is the op's gradient for the centred x, cast to float32. The
+    # shift's own backward would subtract dx's row mean, which LayerNorm's gradient has (up
+    # to rounding) none of.
     inputs, dy = _inputs(device, M=16, K=40, N=24)
+    inputs[1], inputs[2] = inputs[1].to(dtype), inputs[2].to(dtype)
     y, grads = _run(_ours, inputs, dy, device, dtype)
     leaves = [t.detach().clone().requires_grad_() for t in inputs]
     x = leaves[0].detach()

@@ -90,10 +90,11 @@ def test_bitwise_equal_to_python_path(device, dtype, recompute, affine, lead):
 @pytest.mark.parametrize("linear_dtype", [torch.bfloat16, torch.float16], ids=dtype_id)
 @pytest.mark.parametrize("recompute", [True, False])
 @pytest.mark.parametrize("affine", ["all", "no_ln_affine", "no_linear_bias"])
-def test_mixed_call_bitwise_equal_to_python_path(linear_dtype, recompute, affine):
-    # the CPU's one mix (ops.mixed_ok): float32 x and LayerNorm parameters, the linear in 16
+@pytest.mark.parametrize("device", DEVICES)
+def test_mixed_call_bitwise_equal_to_python_path(device, linear_dtype, recompute, affine):
+    # the one mix (ops.mixed_ok): float32 x and LayerNorm parameters, the linear in 16
     # bits; y and the linear's gradients in its dtype, the rest float32, both nodes alike
-    inputs, dy = make_inputs((3, 11), 40, 24, torch.float32, "cpu",
+    inputs, dy = make_inputs((3, 11), 40, 24, torch.float32, device,
                              ln_affine=affine != "no_ln_affine",
                              linear_bias=affine != "no_linear_bias")
     inputs[3:] = [None if t is None else t.to(linear_dtype) for t in inputs[3:]]

@@ -1,5 +1,5 @@
 """The one mix of dtypes layernorm_linear takes (ops.MIXED_LINEAR_DTYPES; ln_float32 in
-lnlinear.h): on the CPU, x, ln_weight and ln_bias in float32 with linear_weight and
+lnlinear.h): on the CPU and on CUDA, x, ln_weight and ln_bias in float32 with linear_weight and
 linear_bias in bfloat16 or float16. y and the linear's gradients come back in the 16-bit
 dtype, dx, dln_weight and dln_bias in float32; checked against float64 next to eager
 PyTorch doing the same (F.layer_norm in float32, its output cast for F.linear in 16 bits),
@@ -12,6 +12,7 @@ import torch.nn.functional as F
 
 import lnlinear
 from _util import make_inputs
+from conftest import DEVICES
 
 EPS = 1e-5
 LINEAR_DTYPES = [torch.bfloat16, torch.float16]
@@ -22,14 +23,15 @@ def _ids(v):
     return str(v).replace("torch.", "") if isinstance(v, torch.dtype) else str(v)
 
 
-def _mixed_inputs(d, M=64, K=96, N=40, offset=3.0):
+def _mixed_inputs(d, M=64, K=96, N=40, offset=3.0, device="cpu"):
     """float32 x (odd rows with mean 1e3: a 16-bit x would lose their spread), float32
-    LayerNorm parameters, the linear in d; float64 copies of the same values."""
+    LayerNorm parameters, the linear in d, on device; float64 copies of the same values on
+    the CPU."""
     inputs, dy = make_inputs((M,), K, N, torch.float64, "cpu", offset=offset)
     inputs[0][1::2] += 1e3
     x, lnw, lnb, w, b = inputs
-    mixed = [x.float(), lnw.float(), lnb.float(), w.to(d), b.to(d)]
-    return mixed, [t.double() for t in mixed], dy.to(d)
+    mixed = [t.to(device) for t in (x.float(), lnw.float(), lnb.float(), w.to(d), b.to(d))]
+    return mixed, [t.cpu().double() for t in mixed], dy.to(device=device, dtype=d)
 
 
 def _grads(fn, inputs, dy):
@@ -45,16 +47,20 @@ def _eager(x, lnw, lnb, w, b):
 
 
 def _errors(y, grads, ref, dy):
-    y_ref, g_ref = _grads(_eager, ref, dy.double())
-    return [((a.double() - r).norm() / r.norm()).item()
+    y_ref, g_ref = _grads(_eager, ref, dy.cpu().double())
+    return [((a.cpu().double() - r).norm() / r.norm()).item()
             for a, r in zip([y] + list(grads), [y_ref] + list(g_ref))]
 
 
 @pytest.mark.parametrize("recompute", [True, False])
 @pytest.mark.parametrize("strategy", ["auto", "fused", "unfused", "reference"])
 @pytest.mark.parametrize("d", LINEAR_DTYPES, ids=_ids)
-def test_against_float64_next_to_eager(d, strategy, recompute):
-    mixed, ref, dy = _mixed_inputs(d)
+@pytest.mark.parametrize("device", DEVICES)
+def test_against_float64_next_to_eager(device, d, strategy, recompute):
+    # CUDA runs one order for every strategy (mixed_backend.cu), and no REFERENCE
+    if device == "cuda" and strategy == "reference":
+        pytest.skip("the REFERENCE strategy runs on the CPU only")
+    mixed, ref, dy = _mixed_inputs(d, device=device)
 
     def ours(*a):
         return lnlinear.layernorm_linear(*a, eps=EPS, recompute=recompute, strategy=strategy)
@@ -72,9 +78,10 @@ def test_against_float64_next_to_eager(d, strategy, recompute):
 
 
 @pytest.mark.parametrize("d", LINEAR_DTYPES, ids=_ids)
-def test_compiled_custom_ops_match_eager(d):
+@pytest.mark.parametrize("device", DEVICES)
+def test_compiled_custom_ops_match_eager(device, d):
     # the custom ops (fake kernels with the mixed dtypes) under torch.compile, fullgraph
-    mixed, _, dy = _mixed_inputs(d, M=12, K=24, N=16)
+    mixed, _, dy = _mixed_inputs(d, M=12, K=24, N=16, device=device)
 
     def f(*a):
         return lnlinear.layernorm_linear(*a, eps=EPS)
@@ -88,10 +95,11 @@ def test_compiled_custom_ops_match_eager(d):
 
 
 @pytest.mark.parametrize("d", LINEAR_DTYPES, ids=_ids)
-def test_the_ops_directly(d):
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_ops_directly(device, d):
     # lnlinear::forward / backward with mixed operands: y and ln_out in the linear's dtype,
     # each gradient in its input's; a dy in x's dtype is refused by name
-    mixed, _, dy = _mixed_inputs(d, M=8, K=16, N=12)
+    mixed, _, dy = _mixed_inputs(d, M=8, K=16, N=12, device=device)
     x, lnw, lnb, w, b = mixed
     y, mean, rstd, ln_out = torch.ops.lnlinear.forward(x, lnw, lnb, w, b, EPS, True, 0)
     assert y.dtype == ln_out.dtype == d and mean.dtype == rstd.dtype == torch.float32
@@ -121,16 +129,33 @@ def test_bad_mixes_are_refused_by_name():
             lnlinear.layernorm_linear(*args)
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
-def test_cuda_refuses_the_mix():
-    x, w = torch.randn(4, 8, device="cuda"), torch.randn(5, 8, device="cuda").bfloat16()
-    with pytest.raises(TypeError, match="all tensors must share one dtype"):
-        lnlinear.layernorm_linear(x, None, None, w)
+@pytest.mark.parametrize("d", LINEAR_DTYPES, ids=_ids)
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(3, 5, 7), (300, 1024, 96), (64, 520, 130)], ids=str)
+def test_shapes_and_missing_operands(device, d, shape):
+    # rows of 5 (no vector loads), 1024 (the row kernels' other forms) and 520 (K % 8 != 0
+    # for a 16-bit LN(x)); no LayerNorm parameters and no linear bias; against float64
+    M, K, N = shape
+    mixed, ref, dy = _mixed_inputs(d, M=M, K=K, N=N, device=device)
+    mixed[1] = mixed[2] = mixed[4] = None
+    ref[1] = ref[2] = ref[4] = None
+    keep = [0, 3]
+    leaves = [t.detach().clone().requires_grad_() if t is not None else None for t in mixed]
+    y = lnlinear.layernorm_linear(*leaves, eps=EPS)
+    grads = torch.autograd.grad(y, [leaves[i] for i in keep], dy)
+    assert y.dtype == d and grads[0].dtype == torch.float32 and grads[1].dtype == d
+    rl = [t.detach().clone().requires_grad_() if t is not None else None for t in ref]
+    y_ref = _eager(*rl)
+    g_ref = torch.autograd.grad(y_ref, [rl[i] for i in keep], dy.cpu().double())
+    floor = 4e-3 if d == torch.bfloat16 else 5e-4
+    for n, a, r in zip(["y", "dx", "dlinear_weight"], [y] + list(grads), [y_ref] + list(g_ref)):
+        err = ((a.cpu().double() - r).norm() / r.norm()).item()
+        assert err <= 2 * floor, f"{n}: {err:.2e}"
 
 
 def test_a_row_far_from_zero_keeps_its_spread():
     # mean 1e3, spread 0.1: bf16 holds no bit of that spread (its step at 1e3 is 4), so a
-    # 16-bit x would need the centring the CUDA path does; here x stays float32 in the
+    # 16-bit x would need autocast.py's centring; here x stays float32 in the
     # library, which is as accurate as eager's float32 LayerNorm, and a bf16 x is not
     torch.manual_seed(0)
     x = 1e3 + 0.1 * torch.randn(32, 64)
