@@ -2,11 +2,11 @@
 """A training step of LayerNorm+Linear with float32 parameters under torch.autocast, three
 ways: eager (F.layer_norm, then F.linear: autocast's own rules), lnlinear under autocast
 (python/lnlinear/autocast.py: the library's mixed call, float32 x and LayerNorm
-parameters beside the linear in autocast's dtype, on the CPU and, since session 51, on
+parameters beside the linear in autocast's dtype, on the CPU and, since session 52, on
 CUDA), and lnlinear in float32 (what a float32 model's fused layers ran before session 48:
 the call ignored autocast); with --uncentred also the op on operands all rounded as they
 are, with --centred the op on all of them in autocast's dtype, x centred first (the CPU's
-rule in session 48, CUDA's until session 51).
+rule in session 48, CUDA's until session 52).
 
     PYTHONPATH=python LNLINEAR_LIBRARY=build/liblnlinear.so \\
         python3 bench/autocast_step.py --device cpu --dtype bf16 --shape 2048,768,3072
