@@ -6,7 +6,9 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lnlinear.h"
 
@@ -36,6 +38,31 @@ static float randn(void) {
         u[i] = ((rng_state >> 11) + 0.5) * 0x1.0p-53;
     }
     return (float)(sqrt(-2.0 * log(u[0])) * cos(6.283185307179586 * u[1]));
+}
+
+/* One of the examples' layers as a problem: `rows` rows, in -> out features, eps 1e-5,
+ * float32, on the CPU, AUTO; an example changes the dtype or device it trains in. */
+static lnl_problem example_layer_problem(int64_t rows, int in, int out) {
+    lnl_problem p;
+    memset(&p, 0, sizeof p);
+    p.rows = rows;
+    p.in_features = in;
+    p.out_features = out;
+    p.eps = 1e-5;
+    p.dtype = LNL_DTYPE_F32;
+    p.device = LNL_DEVICE_CPU;
+    p.strategy = LNL_STRATEGY_AUTO;
+    return p;
+}
+
+/* A layer's initial parameters, drawn in one order, so that every example that draws its
+ * layers in turn from the same seed trains the same model: gamma near 1, small beta and
+ * bias, and W scaled by weight_scale / sqrt(in). */
+static void draw_layer_params(int in, int out, float weight_scale, float *ln_w, float *ln_b,
+                              float *w, float *b) {
+    for (int k = 0; k < in; k++) ln_w[k] = 1.0f + 0.1f * randn(), ln_b[k] = 0.1f * randn();
+    for (int i = 0; i < out * in; i++) w[i] = weight_scale * randn() / sqrtf((float)in);
+    for (int n = 0; n < out; n++) b[n] = 0.1f * randn();
 }
 
 /* The loss of each step: the first one, and a running mean that forgets slowly. */

@@ -26,19 +26,12 @@ static float *alloc(size_t n) { return alloc_zeroed(n, sizeof(float)); }
 
 static void layer_init(layer *l, int in, int out, float weight_scale) {
     memset(l, 0, sizeof *l);
-    l->p.rows = BATCH;
-    l->p.in_features = in;
-    l->p.out_features = out;
-    l->p.eps = 1e-5;
-    l->p.dtype = LNL_DTYPE_F32;
-    l->p.strategy = LNL_STRATEGY_AUTO;
+    l->p = example_layer_problem(BATCH, in, out);
     l->ln_w = alloc(in), l->ln_b = alloc(in), l->d_ln_w = alloc(in), l->d_ln_b = alloc(in);
     l->w = alloc((size_t)out * in), l->d_w = alloc((size_t)out * in);
     l->b = alloc(out), l->d_b = alloc(out);
     l->out = alloc((size_t)BATCH * out), l->mean = alloc(BATCH), l->rstd = alloc(BATCH);
-    for (int k = 0; k < in; k++) l->ln_w[k] = 1.0f + 0.1f * randn(), l->ln_b[k] = 0.1f * randn();
-    for (int i = 0; i < out * in; i++) l->w[i] = weight_scale * randn() / sqrtf((float)in);
-    for (int n = 0; n < out; n++) l->b[n] = 0.1f * randn();
+    draw_layer_params(in, out, weight_scale, l->ln_w, l->ln_b, l->w, l->b);
 }
 
 /* Runs the model on x [BATCH, dims[0]]; acts[l] receives the input of layer l. */

@@ -56,21 +56,15 @@ static bf16 *alloc_bf16(size_t n) { return alloc_zeroed(n, sizeof(bf16)); }
 
 static void layer_init(layer *l, int in, int out, float weight_scale) {
     memset(l, 0, sizeof *l);
-    l->p.rows = BATCH;
-    l->p.in_features = in;
-    l->p.out_features = out;
-    l->p.eps = 1e-5;
+    l->p = example_layer_problem(BATCH, in, out);
     l->p.dtype = LNL_DTYPE_BF16; /* the linear's dtype */
     l->p.ln_float32 = 1;         /* x and LayerNorm's parameters in float32 */
-    l->p.strategy = LNL_STRATEGY_AUTO;
     l->ln_w = alloc_f32(in), l->ln_b = alloc_f32(in), l->d_ln_w = alloc_f32(in), l->d_ln_b = alloc_f32(in);
     l->w = alloc_f32((size_t)out * in), l->b = alloc_f32(out);
     l->w16 = alloc_bf16((size_t)out * in), l->b16 = alloc_bf16(out);
     l->d_w = alloc_bf16((size_t)out * in), l->d_b = alloc_bf16(out);
     l->out = alloc_bf16((size_t)BATCH * out), l->mean = alloc_f32(BATCH), l->rstd = alloc_f32(BATCH);
-    for (int k = 0; k < in; k++) l->ln_w[k] = 1.0f + 0.1f * randn(), l->ln_b[k] = 0.1f * randn();
-    for (int i = 0; i < out * in; i++) l->w[i] = weight_scale * randn() / sqrtf((float)in);
-    for (int n = 0; n < out; n++) l->b[n] = 0.1f * randn();
+    draw_layer_params(in, out, weight_scale, l->ln_w, l->ln_b, l->w, l->b);
 }
 
 static void layer_free(layer *l) {

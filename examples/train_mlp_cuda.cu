@@ -100,19 +100,12 @@ static size_t param_count(int in, int out) { return 2 * (size_t)in + (size_t)out
 /* The parameters drawn in train_mlp.c's order, so both examples train the same model. */
 static void layer_init(layer *l, int in, int out, float weight_scale, cudaStream_t stream) {
     memset(l, 0, sizeof *l);
-    l->p.rows = BATCH;
-    l->p.in_features = in;
-    l->p.out_features = out;
-    l->p.eps = 1e-5;
-    l->p.dtype = LNL_DTYPE_F32;
+    l->p = example_layer_problem(BATCH, in, out);
     l->p.device = LNL_DEVICE_CUDA;
-    l->p.strategy = LNL_STRATEGY_AUTO;
     l->p.stream = stream;
     l->init = (float *)alloc_zeroed(param_count(in, out), sizeof(float));
     float *ln_w = l->init, *ln_b = ln_w + in, *w = ln_b + in, *b = w + (size_t)out * in;
-    for (int k = 0; k < in; k++) ln_w[k] = 1.0f + 0.1f * randn(), ln_b[k] = 0.1f * randn();
-    for (int i = 0; i < out * in; i++) w[i] = weight_scale * randn() / sqrtf((float)in);
-    for (int n = 0; n < out; n++) b[n] = 0.1f * randn();
+    draw_layer_params(in, out, weight_scale, ln_w, ln_b, w, b);
     l->ln_w = dev_alloc(in), l->ln_b = dev_alloc(in), l->d_ln_w = dev_alloc(in), l->d_ln_b = dev_alloc(in);
     l->w = dev_alloc((size_t)out * in), l->d_w = dev_alloc((size_t)out * in);
     l->b = dev_alloc(out), l->d_b = dev_alloc(out);
