@@ -6,7 +6,8 @@
 #    host's ISA, AVX-512 where present; with it the GPU example train_mlp_cuda, a
 #    training loop captured into a CUDA graph, which ctest skips elsewhere), the C test
 #    table on CUDA (full and --big, M*K > 2^31; the ln_float32 variants' UNFUSED rows, and
-#    their quick table under memcheck), compute-sanitizer memcheck / racecheck / synccheck on the quick table
+#    their quick table under memcheck), compute-sanitizer memcheck / racecheck /
+#    synccheck on the quick table
 #    (racecheck through tests/gpu/racecheck_ours.sh: cuBLAS's own kernels are not judged)
 #    and initcheck on its float32 part, the Python tests on CUDA against build-gpu's library, and
 #    `pip install --no-build-isolation .` followed by an import of the installed package,
@@ -206,10 +207,21 @@ for f in "$LOGS"/*.rc; do
     if [ "$rc" = 0 ]; then passed=$((passed + 1)); else failed+=("$(basename "$f" .rc)"); fi
 done
 elapsed=$(($(date +%s) - T0))
+# The device tool brings back at most 8 files from $OUT: the ~50 step logs and verdicts
+# and the Python reports go back as one archive, steps.tar.gz, once every step has ended
+# (a call cut off before this still returns some of them loose)
+pack_logs() {
+    [ -n "${OUT:-}" ] || return 0
+    local d dirs=()
+    for d in steps python; do [ -d "$OUT/$d" ] && dirs+=("$d"); done
+    tar czf "$OUT/steps.tar.gz" -C "$OUT" "${dirs[@]}" && rm -rf "${dirs[@]/#/$OUT/}"
+}
 [ -x "$TABLE" ] || failed+=("build: $TABLE missing")
 if [ ${#failed[@]} -eq 0 ]; then
     echo "GPU SUMMARY: all passed ($passed steps in $elapsed s)" | tee -a "$OUTDIR/gpu_run.log"
+    pack_logs
     exit 0
 fi
 echo "GPU SUMMARY: FAILED: ${failed[*]} ($passed steps passed, $elapsed s)" | tee -a "$OUTDIR/gpu_run.log"
+pack_logs
 exit 1
