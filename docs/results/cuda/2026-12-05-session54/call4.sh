@@ -18,7 +18,7 @@ cmp() { # TAG LIMIT_S DTYPES...
   echo "compare $tag rc $? $(ab_el)" | tee -a "$R/summary.txt"
   grep -A30 "^## Headline" "$R/cmp_$tag/results.md" | grep "^| [0-9]"
 }
-cmp bf16_f16 170 bf16 f16
+cmp bf16_f16 "${CMP_S:-170}" bf16 f16
 left=$(( ${CALL_S:-400} - $(date +%s) + AB_T0 ))
 [ "$left" -gt 40 ] && cmp f32 "$left" f32
 rm -f "$R"/cmp_*/*.png
