@@ -71,6 +71,16 @@ report() { # prints each finished step's verdict and the tail of its log
     done
 }
 
+# The device tool brings back at most 8 files from $OUT: the ~50 step logs and verdicts
+# and the Python reports go back as one archive, steps.tar.gz, once every step has ended
+# (a call cut off before this still returns some of them loose)
+pack_logs() {
+    [ -n "${OUT:-}" ] || return 0
+    local d dirs=()
+    for d in steps python; do [ -d "$OUT/$d" ] && dirs+=("$d"); done
+    tar czf "$OUT/steps.tar.gz" -C "$OUT" "${dirs[@]}" && rm -rf "${dirs[@]/#/$OUT/}"
+}
+
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 lscpu | grep -E "Model name|avx512f" -o | sort -u | tr '\n' ' '; echo
 run_step configure 120 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DLNL_ENABLE_CUDA=ON
@@ -227,23 +237,14 @@ for f in "$LOGS"/*.rc; do
     if [ "$rc" = 0 ]; then passed=$((passed + 1)); else failed+=("$(basename "$f" .rc)"); fi
 done
 elapsed=$(($(date +%s) - T0))
-# The device tool brings back at most 8 files from $OUT: the ~50 step logs and verdicts
-# and the Python reports go back as one archive, steps.tar.gz, once every step has ended
-# (a call cut off before this still returns some of them loose)
-pack_logs() {
-    [ -n "${OUT:-}" ] || return 0
-    local d dirs=()
-    for d in steps python; do [ -d "$OUT/$d" ] && dirs+=("$d"); done
-    tar czf "$OUT/steps.tar.gz" -C "$OUT" "${dirs[@]}" && rm -rf "${dirs[@]/#/$OUT/}"
-}
 [ -x "$TABLE" ] || failed+=("build: $TABLE missing")
 label=""
 [ "$PART" = all ] || label=" (part $PART of 2)"
 if [ ${#failed[@]} -eq 0 ]; then
-    echo "GPU SUMMARY${label}: all passed ($passed steps in $elapsed s)" | tee -a "$OUTDIR/gpu_run.log"
-    pack_logs
-    exit 0
+    verdict="all passed ($passed steps in $elapsed s)"
+else
+    verdict="FAILED: ${failed[*]} ($passed steps passed, $elapsed s)"
 fi
-echo "GPU SUMMARY${label}: FAILED: ${failed[*]} ($passed steps passed, $elapsed s)" | tee -a "$OUTDIR/gpu_run.log"
+echo "GPU SUMMARY${label}: $verdict" | tee -a "$OUTDIR/gpu_run.log"
 pack_logs
-exit 1
+[ ${#failed[@]} -eq 0 ] # the exit status

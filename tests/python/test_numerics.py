@@ -287,10 +287,9 @@ def test_cuda_16bit_fused_many_tiles(M, K, N, dtype, offset):
 # (64 in sessions 42-51, until these f16 rows at ~50 failed on an H100: dW 5.3e-4 and
 # dgamma 5.6e-4 against a bound of 5e-4), and f16 runs both 25 + 2 N(0,1) (~12, inside it)
 # and the 100 + 2 N(0,1) rows (past it: LN(x) rebuilt), whose f16 values are 1/16 apart
-# (bf16's: 1/2). "one_row" moves one
-# row to 1e3, past the limit, which sends the whole call to the fused dW kernel on the
-# device's own decision. f16's dy' is scaled
-# by a power of two into f16's range (session 41): "small_dy" (dy of 1e-4, where rstd dy
+# (bf16's: 1/2). "one_row" moves one row to 1e3, past the limit, which sends the whole
+# call to the fused dW kernel on the device's own decision. f16's dy' is scaled by a power
+# of two into f16's range (session 41): "small_dy" (dy of 1e-4, where rstd dy
 # unscaled would sit among f16's subnormals) and "tiny_spread" (rows 2e-3 + 1e-3 N(0,1),
 # rstd ~ 301, and dy of 100: rstd dy up to ~1.3e5, past f16's 65504; at N = 16 of K = 2048,
 # so that dx, ~ rstd dy sqrt(N / K), stays in range: at 33000,1024,200 with dy of 50 the
