@@ -3,11 +3,17 @@ issue #7's targets (the README's GPU tables are made with it).
 
     python3 bench/lnl_bench_table.py bench.log [--dtype bf16]
     python3 bench/lnl_bench_table.py --medians run1.json run2.json run3.json
+    python3 bench/lnl_bench_table.py --bounds run1.json run2.json run3.json
 
 With --medians it reads the --json files of repeated runs instead (any device) and prints,
 per problem and strategy, each run's fwd/GEMM and f+b/3GEMM and their medians: the form
 the README's CPU figures take on a shared, noisy machine. For CUDA runs it then prints #7's
 verdicts on the medians (target_medians): single runs move these ratios by 5-10%.
+
+With --bounds it prints, for the 16-bit CUDA problems of those runs, what #7's targets
+leave our GEMM kernel (bounds): FUSED's forward is a pre-pass and then a GEMM, and the
+pre-pass's bytes at the 4.2 TB/s copy ceiling are taken off the target before the GEMM kernel
+gets any of it.
 
 It reads the text lnl-bench prints (not its --json, which a run cut short never writes):
 each shape's baseline line (cuBLAS on the problem's own data: the forward GEMM, the two
@@ -138,12 +144,63 @@ def target_medians(runs):
     return "\n".join(out)
 
 
+COPY_BYTES_PER_MS = 4.2e9  # #7's copy ceiling, 4.2 TB/s
+
+
+def bounds(runs):
+    """What #7's 16-bit targets ask of the forward's GEMM kernel, on the medians of repeated
+    CUDA runs (their --json files). FUSED's forward folds the weight first (W read, W' =
+    W gamma written: 2 N K elements) and needs each row's mean and rstd, from a pass that
+    reads x (M K elements) or from the GEMM kernel itself. Even with those bytes moved at
+    the copy ceiling and nothing else, the GEMM kernel gets (target - bytes' time) / cuBLAS's
+    GEMM time: below 1 it must beat cuBLAS. The same bytes over the floor bound the
+    forward + backward (the floor has no forward LayerNorm in it), every other kernel taken
+    at its floor. Rows in the first run's order; problems without a forward target are left
+    out."""
+    out = ["| dtype | M, K, N | cuBLAS GEMM ms | fold W / read x at 4.2 TB/s, us | "
+           "GEMM kernel / cuBLAS allowed: statistics pass / free in the GEMM | "
+           "FUSED fwd / target (median) | least f+b / floor: statistics pass / free | "
+           "AUTO f+b / floor (median) |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    key = lambda r: (r["dtype"], r["M"], r["K"], r["N"], r["strategy"])  # noqa: E731
+    by_run = [{key(r): r for r in run if r.get("device") == "cuda" and r.get("floor_ms")}
+              for run in runs]
+    med = lambda rows, f: statistics.median(f(r) for r in rows)  # noqa: E731
+    for k in by_run[0]:
+        dt, M, K, N, strategy = k
+        if strategy != "fused" or dt not in ("bf16", "f16"):
+            continue
+        fused = [b[k] for b in by_run if k in b]
+        auto = [b[(dt, M, K, N, "auto")] for b in by_run if (dt, M, K, N, "auto") in b]
+        gemm, floor = med(fused, lambda r: r["gemm_ms"]), med(fused, lambda r: r["floor_ms"])
+        target = fwd_target(dt, M, K, N, gemm)
+        if target is None or not auto:
+            continue
+        fold = 2 * N * K * ELEM[dt] / COPY_BYTES_PER_MS
+        stats = M * K * ELEM[dt] / COPY_BYTES_PER_MS
+        fwd = med(fused, lambda r: r["fwd_ms"] / fwd_target(dt, M, K, N, r["gemm_ms"]))
+        fb = med(auto, lambda r: (r["fwd_ms"] + r["bwd_ms"]) / r["floor_ms"])
+        out.append(f"| {dt} | {M}, {K}, {N} | {gemm:.4f} | {fold * 1e3:.1f} / {stats * 1e3:.1f} | "
+                   f"{(target - fold - stats) / gemm:.3f} / {(target - fold) / gemm:.3f} | "
+                   f"{fwd:.3f} | {(floor + fold + stats) / floor:.3f} / "
+                   f"{(floor + fold) / floor:.3f} | {fb:.3f} |")
+    return "\n".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("log", nargs="?")
     ap.add_argument("--dtype", default="bf16")
     ap.add_argument("--medians", nargs="+", metavar="JSON")
+    ap.add_argument("--bounds", nargs="+", metavar="JSON")
     a = ap.parse_args()
+    if a.bounds:
+        runs = []
+        for path in a.bounds:
+            with open(path) as f:
+                runs.append(json.load(f))
+        print(bounds(runs))
+        return
     if a.medians:
         runs = []
         for path in a.medians:

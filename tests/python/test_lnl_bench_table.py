@@ -86,3 +86,37 @@ def test_target_medians_judge_the_median_run():
             row["dtype"] = "f32"
     cells = lnl_bench_table.target_medians(runs).splitlines()[2].split(" | ")
     assert cells[3:5] == ["0.990", "met"] and cells[5:] == ["-", "-", "- |"]
+
+
+def test_bounds_take_the_pre_pass_bytes_off_the_target():
+    # bf16 8192,4096,4096 with a 0.4 ms GEMM and a 1.3 ms floor: the fold moves 2 N K and
+    # the statistics pass M K elements of 2 bytes, 0.015978 ms each at 4.2 TB/s, so the
+    # GEMM kernel is allowed (0.42 - 0.031957) / 0.4 = 0.970 of cuBLAS's time with the pass
+    # and (0.42 - 0.015978) / 0.4 = 1.010 with the statistics free; FUSED's 0.44 ms is 1.048
+    # of its target, and the least f+b is (1.3 + 0.031957) / 1.3 and (1.3 + 0.015978) / 1.3
+    def run(fused_fwd, dtype="bf16", N=4096):
+        fused = {"device": "cuda", "dtype": dtype, "M": 8192, "K": 4096, "N": N,
+                 "strategy": "fused", "fwd_ms": fused_fwd, "bwd_ms": 0.9,
+                 "gemm_ms": 0.4, "floor_ms": 1.3, "three_gemm_ms": 1.2}
+        return [fused, dict(fused, strategy="auto", fwd_ms=0.4, bwd_ms=0.965)]
+
+    runs = [run(0.44), run(0.50), run(0.43)]
+    runs = [r + run(0.44, "f32") + run(0.44, N=768) for r in runs]  # no row for these two
+    rows = lnl_bench_table.bounds(runs).splitlines()
+    assert len(rows) == 3
+    assert rows[2] == ("| bf16 | 8192, 4096, 4096 | 0.4000 | 16.0 / 16.0 | 0.970 / 1.010 | "
+                       "1.048 | 1.025 / 1.012 | 1.050 |")
+
+
+def test_bounds_reproduce_the_recorded_tables():
+    # docs/results/cuda/2026-12-05-session55/bounds_h200_s48_bf16.md was written from session
+    # 48's three H200 runs
+    runs = []
+    for i in (1, 2, 3):
+        path = os.path.join(ROOT, "docs", "results", "cuda", "2026-12-05-session48", "call5",
+                            f"full_bf16_r{i}.json")
+        with open(path) as f:
+            runs.append(json.load(f))
+    with open(os.path.join(ROOT, "docs", "results", "cuda", "2026-12-05-session55",
+                           "bounds_h200_s48_bf16.md")) as f:
+        assert lnl_bench_table.bounds(runs) + "\n" == f.read()
