@@ -4,6 +4,7 @@ issue #7's targets (the README's GPU tables are made with it).
     python3 bench/lnl_bench_table.py bench.log [--dtype bf16]
     python3 bench/lnl_bench_table.py --medians run1.json run2.json run3.json
     python3 bench/lnl_bench_table.py --bounds run1.json run2.json run3.json
+    python3 bench/lnl_bench_table.py --choices run1.json run2.json run3.json
 
 With --medians it reads the --json files of repeated runs instead (any device) and prints,
 per problem and strategy, each run's fwd/GEMM and f+b/3GEMM and their medians: the form
@@ -13,7 +14,9 @@ verdicts on the medians (target_medians): single runs move these ratios by 5-10%
 With --bounds it prints, for the 16-bit CUDA problems of those runs, what #7's targets
 leave our GEMM kernel (bounds): FUSED's forward is a pre-pass and then a GEMM, and the
 pre-pass's bytes at the 4.2 TB/s copy ceiling are taken off the target before the GEMM kernel
-gets any of it.
+gets any of it. With --choices it prints, per problem, which strategy's forward was the faster
+on the medians and what AUTO resolved to (choices): #7 asks that AUTO take the fused path
+wherever it wins.
 
 It reads the text lnl-bench prints (not its --json, which a run cut short never writes):
 each shape's baseline line (cuBLAS on the problem's own data: the forward GEMM, the two
@@ -187,20 +190,47 @@ def bounds(runs):
     return "\n".join(out)
 
 
+def choices(runs):
+    """Per problem of repeated runs (their --json files): FUSED's and UNFUSED's median forward
+    ms, the faster one and by how much, and what AUTO resolved to (its forward's strategy:
+    lnl-bench prints AUTO's resolution as forward/backward where they differ). Rows in the
+    first run's order."""
+    out = ["| device, dtype | M, K, N | FUSED fwd ms | UNFUSED fwd ms | faster (by) | "
+           "AUTO's forward |",
+           "| --- | --- | --- | --- | --- | --- |"]
+    key = lambda r: (r["device"], r["dtype"], r["M"], r["K"], r["N"], r["strategy"])  # noqa: E731
+    by_run = [{key(r): r for r in run} for run in runs]
+    for k in by_run[0]:
+        if k[5] != "fused":
+            continue
+        rows = {s: [b[k[:5] + (s,)] for b in by_run if k[:5] + (s,) in b]
+                for s in ("fused", "unfused", "auto")}
+        if not all(rows.values()):
+            continue
+        f, u = (statistics.median(r["fwd_ms"] for r in rows[s]) for s in ("fused", "unfused"))
+        faster = "FUSED" if f < u else "UNFUSED"
+        out.append(f"| {k[0]} {k[1]} | {k[2]}, {k[3]}, {k[4]} | {f:.4f} | {u:.4f} | {faster} "
+                   f"({max(f, u) / min(f, u) - 1:.1%}) | "
+                   f"{rows['auto'][0]['resolved'].split('/')[0].upper()} |")
+    return "\n".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("log", nargs="?")
     ap.add_argument("--dtype", default="bf16")
     ap.add_argument("--medians", nargs="+", metavar="JSON")
     ap.add_argument("--bounds", nargs="+", metavar="JSON")
+    ap.add_argument("--choices", nargs="+", metavar="JSON")
     a = ap.parse_args()
-    if a.bounds:
-        runs = []
-        for path in a.bounds:
-            with open(path) as f:
-                runs.append(json.load(f))
-        print(bounds(runs))
-        return
+    for paths, make in ((a.bounds, bounds), (a.choices, choices)):
+        if paths:
+            runs = []
+            for path in paths:
+                with open(path) as f:
+                    runs.append(json.load(f))
+            print(make(runs))
+            return
     if a.medians:
         runs = []
         for path in a.medians:

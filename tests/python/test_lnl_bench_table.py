@@ -120,3 +120,19 @@ def test_bounds_reproduce_the_recorded_tables():
     with open(os.path.join(ROOT, "docs", "results", "cuda", "2026-12-05-session55",
                            "bounds_h200_s48_bf16.md")) as f:
         assert lnl_bench_table.bounds(runs) + "\n" == f.read()
+
+
+def test_choices_name_the_faster_forward_and_autos():
+    # FUSED's forward at 0.30 / 0.50 / 0.31 ms (median 0.31) against UNFUSED's 0.40 in three
+    # runs: FUSED faster by 0.40 / 0.31 - 1; AUTO resolved to fused for the forward, unfused
+    # for the backward. A problem without an AUTO row is left out.
+    def run(fused_fwd):
+        fused = {"device": "cuda", "dtype": "bf16", "M": 8192, "K": 1024, "N": 1024,
+                 "strategy": "fused", "fwd_ms": fused_fwd, "resolved": "fused"}
+        lone = dict(fused, M=16)
+        return [fused, dict(fused, strategy="unfused", fwd_ms=0.40, resolved="unfused"),
+                dict(fused, strategy="auto", fwd_ms=0.31, resolved="fused/unfused"), lone,
+                dict(lone, strategy="unfused")]
+
+    rows = lnl_bench_table.choices([run(0.30), run(0.50), run(0.31)]).splitlines()
+    assert rows[2:] == ["| cuda bf16 | 8192, 1024, 1024 | 0.3100 | 0.4000 | FUSED (29.0%) | FUSED |"]
