@@ -98,15 +98,25 @@ def each_and_median(values):
     return " / ".join(f"{x:.3f}" for x in values), f"{statistics.median(values):.3f}"
 
 
+def problems(runs, cuda_only=False):
+    """Repeated runs' results (their --json files) by problem: yields each (device, dtype, M,
+    K, N, strategy) of the first run, in its order, with rows(strategy): that problem's
+    results under a strategy, one from each run that has it. cuda_only keeps the CUDA
+    results with a floor (the ones #7's targets judge)."""
+    key = lambda r: (r["device"], r["dtype"], r["M"], r["K"], r["N"], r["strategy"])  # noqa: E731
+    keep = lambda r: not cuda_only or (r.get("device") == "cuda" and r.get("floor_ms"))  # noqa: E731
+    by_run = [{key(r): r for r in run if keep(r)} for run in runs]
+    for k in by_run[0]:
+        yield k, lambda s, k=k: [b[k[:5] + (s,)] for b in by_run if k[:5] + (s,) in b]
+
+
 def medians(runs):
     """runs: one list of lnl-bench JSON results per run. Rows in the first run's order."""
     out = ["| device, dtype | M, K, N | strategy | fwd/GEMM (each run) | median | "
            "f+b/3GEMM (each run) | median | fwd ms (median) |",
            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    key = lambda r: (r["device"], r["dtype"], r["M"], r["K"], r["N"], r["strategy"])  # noqa: E731
-    by_run = [{key(r): r for r in run} for run in runs]
-    for k in by_run[0]:
-        rs = [b[k] for b in by_run if k in b]
+    for k, rows in problems(runs):
+        rs = rows(k[5])
         if rs[0]["gemm_ms"] <= 0:
             continue
         fw = [r["fwd_ms"] / r["gemm_ms"] for r in rs]
@@ -125,19 +135,14 @@ def target_medians(runs):
     out = ["| dtype | M, K, N | FUSED fwd / #7 target (each run) | median | met? | "
            "AUTO f+b / floor (each run) | median | <= 1.05? |",
            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    key = lambda r: (r["dtype"], r["M"], r["K"], r["N"], r["strategy"])  # noqa: E731
-    by_run = [{key(r): r for r in run if r.get("device") == "cuda" and r.get("floor_ms")}
-              for run in runs]
     def verdict(values, bound):  # each run's ratio, the median, and the median's verdict
         return each_and_median(values) + (
             "met" if statistics.median(values) <= bound else "not met",)
 
-    for k in by_run[0]:
-        dt, M, K, N, strategy = k
+    for (_, dt, M, K, N, strategy), rows in problems(runs, cuda_only=True):
         if strategy != "fused":
             continue
-        fused = [b[k] for b in by_run if k in b]
-        auto = [b[(dt, M, K, N, "auto")] for b in by_run if (dt, M, K, N, "auto") in b]
+        fused, auto = rows("fused"), rows("auto")
         tgt = [r["fwd_ms"] / t for r in fused
                for t in [fwd_target(dt, M, K, N, r["gemm_ms"])] if t is not None]
         fb = [(r["fwd_ms"] + r["bwd_ms"]) / r["floor_ms"] for r in auto]
@@ -165,16 +170,11 @@ def bounds(runs):
            "FUSED fwd / target (median) | least f+b / floor: statistics pass / free | "
            "AUTO f+b / floor (median) |",
            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    key = lambda r: (r["dtype"], r["M"], r["K"], r["N"], r["strategy"])  # noqa: E731
-    by_run = [{key(r): r for r in run if r.get("device") == "cuda" and r.get("floor_ms")}
-              for run in runs]
     med = lambda rows, f: statistics.median(f(r) for r in rows)  # noqa: E731
-    for k in by_run[0]:
-        dt, M, K, N, strategy = k
+    for (_, dt, M, K, N, strategy), rows in problems(runs, cuda_only=True):
         if strategy != "fused" or dt not in ("bf16", "f16"):
             continue
-        fused = [b[k] for b in by_run if k in b]
-        auto = [b[(dt, M, K, N, "auto")] for b in by_run if (dt, M, K, N, "auto") in b]
+        fused, auto = rows("fused"), rows("auto")
         gemm, floor = med(fused, lambda r: r["gemm_ms"]), med(fused, lambda r: r["floor_ms"])
         target = fwd_target(dt, M, K, N, gemm)
         if target is None or not auto:
@@ -198,20 +198,17 @@ def choices(runs):
     out = ["| device, dtype | M, K, N | FUSED fwd ms | UNFUSED fwd ms | faster (by) | "
            "AUTO's forward |",
            "| --- | --- | --- | --- | --- | --- |"]
-    key = lambda r: (r["device"], r["dtype"], r["M"], r["K"], r["N"], r["strategy"])  # noqa: E731
-    by_run = [{key(r): r for r in run} for run in runs]
-    for k in by_run[0]:
+    for k, rows in problems(runs):
         if k[5] != "fused":
             continue
-        rows = {s: [b[k[:5] + (s,)] for b in by_run if k[:5] + (s,) in b]
-                for s in ("fused", "unfused", "auto")}
-        if not all(rows.values()):
+        each = {s: rows(s) for s in ("fused", "unfused", "auto")}
+        if not all(each.values()):
             continue
-        f, u = (statistics.median(r["fwd_ms"] for r in rows[s]) for s in ("fused", "unfused"))
+        f, u = (statistics.median(r["fwd_ms"] for r in each[s]) for s in ("fused", "unfused"))
         faster = "FUSED" if f < u else "UNFUSED"
         out.append(f"| {k[0]} {k[1]} | {k[2]}, {k[3]}, {k[4]} | {f:.4f} | {u:.4f} | {faster} "
                    f"({max(f, u) / min(f, u) - 1:.1%}) | "
-                   f"{rows['auto'][0]['resolved'].split('/')[0].upper()} |")
+                   f"{each['auto'][0]['resolved'].split('/')[0].upper()} |")
     return "\n".join(out)
 
 
