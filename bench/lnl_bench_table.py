@@ -212,6 +212,14 @@ def choices(runs):
     return "\n".join(out)
 
 
+def medians_and_verdicts(runs):
+    """--medians: the medians table, then #7's verdicts where the runs are CUDA runs."""
+    text = medians(runs)
+    if any(r.get("device") == "cuda" and r.get("floor_ms") for r in runs[0]):
+        text += "\n\n" + target_medians(runs)
+    return text
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("log", nargs="?")
@@ -220,7 +228,8 @@ def main():
     ap.add_argument("--bounds", nargs="+", metavar="JSON")
     ap.add_argument("--choices", nargs="+", metavar="JSON")
     a = ap.parse_args()
-    for paths, make in ((a.bounds, bounds), (a.choices, choices)):
+    for paths, make in ((a.medians, medians_and_verdicts), (a.bounds, bounds),
+                        (a.choices, choices)):
         if paths:
             runs = []
             for path in paths:
@@ -228,16 +237,6 @@ def main():
                     runs.append(json.load(f))
             print(make(runs))
             return
-    if a.medians:
-        runs = []
-        for path in a.medians:
-            with open(path) as f:
-                runs.append(json.load(f))
-        print(medians(runs))
-        if any(r.get("device") == "cuda" and r.get("floor_ms") for r in runs[0]):
-            print()
-            print(target_medians(runs))
-        return
     if not a.log:
         ap.error("a log file, or --medians with JSON files")
     with open(a.log) as f:
